@@ -1,0 +1,73 @@
+"""Backends run a validated operator on bound memory: the native C library or NumPy.
+
+A backend knows nothing about bindings: it receives, per slot, the raw bytes of the bound
+range and the tensor desc that describes them (DESIGN section 2).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from dmlpy.operators import OperatorSpec
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
+
+
+@dataclass(frozen=True)
+class BoundTensor:
+    """One slot at dispatch: its name, the bound bytes (None when unbound) and its desc."""
+
+    name: str
+    memory: np.ndarray | None  # uint8, exactly the bound range
+    tensor: DML_BUFFER_TENSOR_DESC | None
+
+
+Runner = Callable[[], None]
+
+
+class Backend(Protocol):
+    name: str
+
+    def prepare(self, spec: OperatorSpec, desc: Any) -> Any:
+        """Per compiled operator: whatever the backend wants to keep (a lowered C struct)."""
+
+    def bind(self, prepared: Any, inputs: list[BoundTensor], outputs: list[BoundTensor]) -> Runner:
+        """Per recorded dispatch: a call that runs the operator on exactly these bytes."""
+
+
+def native_available() -> bool:
+    """Whether the compiled C library loaded (``native_status()`` says why not)."""
+    from dmlpy.backends import native  # noqa: PLC0415 - loading is lazy on purpose
+
+    return native.available()
+
+
+def native_status() -> str:
+    from dmlpy.backends import native  # noqa: PLC0415
+
+    return native.status()
+
+
+def get_backend(name: str = "auto", threads: int = 0) -> Backend:
+    """``'native'``, ``'numpy'`` or ``'auto'`` (native when built); ``DMLPY_BACKEND`` overrides 'auto'."""
+    if name == "auto":
+        name = os.environ.get("DMLPY_BACKEND", "auto")
+    if name == "auto":
+        name = "native" if native_available() else "numpy"
+    if name == "native":
+        from dmlpy.backends.native import NativeBackend  # noqa: PLC0415
+
+        return NativeBackend(threads)
+    if name == "numpy":
+        from dmlpy.backends.numpy_backend import NumpyBackend  # noqa: PLC0415
+
+        return NumpyBackend()
+    msg = f"unknown backend {name!r}; expected 'native', 'numpy' or 'auto'"
+    raise ValueError(msg)
+
+
+__all__ = ["Backend", "BoundTensor", "Runner", "get_backend", "native_available", "native_status"]

@@ -1,0 +1,142 @@
+"""The native backend: lowers a validated desc into DirectML's C structs and calls dmlpy_execute.
+
+Lowering walks the C struct's own field list (cffi knows it from the cdef, which the
+compiler checked against include/dmlpy/dml_types.h), so every field lands at its C offset.
+The module is loaded once; a version stamp compiled into it must match this package, so a
+stale build is never used.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dmlpy._version import NATIVE_ABI_VERSION, __version__
+from dmlpy.backends import BoundTensor, Runner
+from dmlpy.enums import HRESULT
+from dmlpy.errors import DmlError, Finding, Severity
+from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, operator_desc
+from dmlpy.rules import rule
+
+NATIVE_REJECTED = rule(
+    "NATIVE.REJECTED",
+    "The native kernel's own re-check of the desc and buffers passed (it never trusts its caller).",
+    source="dmlpy DESIGN section 7",
+)
+
+_ffi: Any = None
+_lib: Any = None
+_status = "not loaded yet"
+
+
+def _load() -> None:
+    global _ffi, _lib, _status  # noqa: PLW0603 - loaded once per process
+    if _lib is not None or _status != "not loaded yet":
+        return
+    try:
+        from dmlpy._native import ffi, lib  # noqa: PLC0415
+    except ImportError as error:
+        _status = f"the compiled module dmlpy._native is missing ({error}); reinstall with a C compiler (pip install --no-cache-dir .)"
+        return
+    built = ffi.string(lib.dmlpy_native_version()).decode()
+    abi = int(lib.dmlpy_abi_version())
+    if built != __version__ or abi != NATIVE_ABI_VERSION:
+        _status = f"the compiled module is stale: built for dmlpy {built} (ABI {abi}), this is dmlpy {__version__} (ABI {NATIVE_ABI_VERSION}); reinstall"
+        return
+    _ffi, _lib = ffi, lib
+    _status = f"loaded dmlpy._native {built} (ABI {abi}), {int(lib.dmlpy_hardware_concurrency())} hardware threads"
+
+
+def available() -> bool:
+    _load()
+    return _lib is not None
+
+
+def status() -> str:
+    _load()
+    return _status
+
+
+def library() -> tuple[Any, Any]:
+    """(ffi, lib) of the loaded module; raises RuntimeError when it did not load."""
+    if not available():
+        raise RuntimeError(_status)
+    return _ffi, _lib
+
+
+class Lowered:
+    """A desc as C structs; holds every allocation alive as long as the pointer is used."""
+
+    def __init__(self, desc: Any) -> None:
+        self._keep: list[Any] = []
+        self.pointer = self._struct(operator_desc(desc))
+
+    def _struct(self, value: Any) -> Any:
+        ffi = _ffi
+        struct = ffi.new(f"{type(value).__name__}*")
+        self._keep.append(struct)
+        for name, field_type in ffi.typeof(type(value).__name__).fields:
+            setattr(struct, name, self._field(getattr(value, name), field_type.type))
+        return struct
+
+    def _field(self, value: Any, c_type: Any) -> Any:
+        ffi = _ffi
+        if c_type.kind != "pointer":
+            return float(value) if c_type.kind == "primitive" and c_type.cname in ("float", "double") else int(value)
+        if value is None:
+            return ffi.NULL
+        pointee = c_type.item.cname
+        if pointee in ("DML_TENSOR_DESC", "DML_OPERATOR_DESC"):
+            if pointee == "DML_OPERATOR_DESC" and not isinstance(value, DML_OPERATOR_DESC):
+                value = operator_desc(value)
+            return self._struct(value)
+        if pointee == "void":  # the Desc of a type-tagged struct
+            return ffi.cast("void*", self._struct(value))
+        array = ffi.new(f"{pointee}[]", [int(v) for v in value])
+        self._keep.append(array)
+        return array
+
+
+class NativeBackend:
+    name = "native"
+
+    def __init__(self, threads: int = 0) -> None:
+        ffi, lib = library()
+        self._ffi, self._lib = ffi, lib
+        self.threads = int(os.environ.get("DMLPY_NUM_THREADS", threads) or 0)
+
+    def prepare(self, spec: OperatorSpec, desc: Any) -> tuple[OperatorSpec, Lowered]:
+        return spec, Lowered(desc)
+
+    def bind(self, prepared: tuple[OperatorSpec, Lowered], inputs: list[BoundTensor], outputs: list[BoundTensor]) -> Runner:
+        spec, lowered = prepared
+        ffi, lib = self._ffi, self._lib
+        keep: list[Any] = []
+
+        def buffers(bound: list[BoundTensor]) -> Any:
+            array = ffi.new("DMLPY_BOUND_BUFFER[]", max(1, len(bound)))
+            for i, b in enumerate(bound):
+                if b.memory is not None:
+                    data = ffi.from_buffer(b.memory)
+                    keep.append(data)
+                    array[i].Data = data
+                    array[i].SizeInBytes = b.memory.size
+            return array
+
+        in_array, out_array = buffers(inputs), buffers(outputs)
+        n_in, n_out, threads, pointer = len(inputs), len(outputs), self.threads, lowered.pointer
+        execute = lib.dmlpy_execute
+
+        def run() -> None:
+            status = execute(pointer, n_in, in_array, n_out, out_array, threads)
+            if status:
+                name = ffi.string(lib.dmlpy_status_name(status)).decode()
+                finding = Finding(NATIVE_REJECTED.id, Severity.ERROR, spec.c_struct, "DMLPY_OK", name,
+                                  f"dmlpy_execute returned {name} ({status})")  # fmt: skip
+                raise DmlError(HRESULT.E_INVALIDARG, [finding], "the native kernel refused the dispatch")
+
+        run.keep = (keep, in_array, out_array, lowered)  # type: ignore[attr-defined]
+        return run
+
+
+__all__ = ["Lowered", "NativeBackend", "available", "library", "status"]

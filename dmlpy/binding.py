@@ -1,0 +1,460 @@
+"""Buffers and bindings: DML_BUFFER_BINDING, DML_BINDING_DESC, binding properties and tables.
+
+A ``Buffer`` stands in for a DEFAULT-heap ID3D12Resource. A ``BindingTable`` checks every
+binding rule of reference 5.5 when the binding is made. The Bind* methods return void in
+DirectML, so a broken rule there removes the device: dmlpy raises at once with the rule and
+records the removal on the device (DESIGN section 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from dmlpy.enums import (
+    DML_BINDING_TYPE,
+    DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT,
+    DML_PERSISTENT_BUFFER_ALIGNMENT,
+    DML_TEMPORARY_BUFFER_ALIGNMENT,
+)
+from dmlpy.errors import Finding, Severity
+from dmlpy.rules import Checker, fmt, rule
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, numpy_dtype
+
+_BASE_ALIGNMENT = 64
+
+
+class Buffer:
+    """A GPU buffer in a DEFAULT heap, emulated by 64-byte-aligned host memory."""
+
+    def __init__(self, size_in_bytes: int, name: str = "") -> None:
+        size_in_bytes = int(size_in_bytes)
+        if size_in_bytes < 0:
+            msg = f"a buffer cannot have {size_in_bytes} bytes"
+            raise ValueError(msg)
+        raw = np.zeros(size_in_bytes + _BASE_ALIGNMENT, dtype=np.uint8)
+        start = (-raw.ctypes.data) % _BASE_ALIGNMENT
+        self.data: np.ndarray = raw[start : start + size_in_bytes]
+        self.name = name
+
+    @property
+    def size(self) -> int:
+        return int(self.data.size)
+
+    @classmethod
+    def from_array(cls, array: Any, *, size_in_bytes: int | None = None, name: str = "") -> Buffer:
+        """A buffer holding ``array``'s bytes in C order, padded with zeros to a multiple of 4."""
+        array = np.ascontiguousarray(array)
+        size = size_in_bytes if size_in_bytes is not None else (array.nbytes + 3) & ~3
+        buffer = cls(size, name)
+        buffer.upload(array)
+        return buffer
+
+    def upload(self, array: Any, offset: int = 0) -> None:
+        """Copy ``array``'s bytes (C order) into the buffer at ``offset``."""
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        if offset < 0 or offset + raw.size > self.size:
+            msg = f"uploading {raw.size} bytes at offset {offset} overruns a {self.size}-byte buffer"
+            raise ValueError(msg)
+        self.data[offset : offset + raw.size] = raw
+
+    def view(self, tensor: DML_TENSOR_DESC | DML_BUFFER_TENSOR_DESC, offset: int = 0, *, writeable: bool = False) -> np.ndarray:
+        """The tensor's elements as a strided view of this buffer (no copy)."""
+        buf = tensor.buffer if isinstance(tensor, DML_TENSOR_DESC) else tensor
+        return tensor_view(self.data, buf, offset, writeable=writeable)
+
+    def read(self, tensor: DML_TENSOR_DESC | DML_BUFFER_TENSOR_DESC, offset: int = 0) -> np.ndarray:
+        """A packed copy of the tensor at ``offset``, honouring its Sizes and Strides."""
+        return np.array(self.view(tensor, offset))
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.size}{', ' + repr(self.name) if self.name else ''})"
+
+
+def tensor_view(memory: np.ndarray, buf: DML_BUFFER_TENSOR_DESC, offset: int = 0, *, writeable: bool = False) -> np.ndarray:
+    """``as_strided(memory[offset:], Sizes, Strides * itemsize)``, after checking it stays in bounds."""
+    dtype = numpy_dtype(buf.DataType)
+    sizes = tuple(buf.Sizes or ())
+    strides = buf.element_strides
+    extent = (sum((s - 1) * st for s, st in zip(sizes, strides, strict=True)) + 1) * dtype.itemsize
+    if offset < 0 or offset + extent > memory.size:
+        msg = f"a {fmt(sizes)} tensor with strides {fmt(strides)} at offset {offset} needs {extent} bytes; only {memory.size - offset} remain"
+        raise ValueError(msg)
+    base = memory[offset : offset + extent].view(dtype) if extent % dtype.itemsize == 0 else None
+    assert base is not None
+    return as_strided(base, sizes, tuple(st * dtype.itemsize for st in strides), writeable=writeable)
+
+
+@dataclass
+class DML_BUFFER_BINDING:  # noqa: N801 - the C name
+    Buffer: Buffer | None = None
+    Offset: int = 0
+    SizeInBytes: int = 0
+
+
+@dataclass
+class DML_BUFFER_ARRAY_BINDING:  # noqa: N801 - the C name
+    BindingCount: int = 0
+    Bindings: Sequence[DML_BUFFER_BINDING] | None = None
+
+
+@dataclass
+class DML_BINDING_DESC:  # noqa: N801 - the C name
+    Type: DML_BINDING_TYPE | int = DML_BINDING_TYPE.NONE
+    Desc: DML_BUFFER_BINDING | DML_BUFFER_ARRAY_BINDING | None = None
+
+
+@dataclass(frozen=True)
+class DML_BINDING_PROPERTIES:  # noqa: N801 - the C name
+    RequiredDescriptorCount: int
+    TemporaryResourceSize: int
+    PersistentResourceSize: int
+
+
+@dataclass
+class DML_BINDING_TABLE_DESC:  # noqa: N801 - the C name
+    Dispatchable: Any = None
+    CPUDescriptorHandle: int = 0
+    GPUDescriptorHandle: int = 0
+    SizeInDescriptors: int = 0
+
+
+def buffer_binding(buffer: Buffer | None, offset: int = 0, size_in_bytes: int | None = None) -> DML_BINDING_DESC:
+    """A BUFFER binding desc; the size defaults to the rest of the buffer. ``None`` gives NONE."""
+    if buffer is None:
+        return DML_BINDING_DESC()
+    size = buffer.size - offset if size_in_bytes is None else size_in_bytes
+    return DML_BINDING_DESC(DML_BINDING_TYPE.BUFFER, DML_BUFFER_BINDING(buffer, offset, size))
+
+
+def array_binding(bindings: Sequence[DML_BUFFER_BINDING | DML_BINDING_DESC | None]) -> DML_BINDING_DESC:
+    """A BUFFER_ARRAY binding desc for an initializer (one entry per operator input)."""
+    entries = []
+    for b in bindings:
+        if isinstance(b, DML_BINDING_DESC):
+            b = b.Desc if isinstance(b.Desc, DML_BUFFER_BINDING) else DML_BUFFER_BINDING()
+        entries.append(b if b is not None else DML_BUFFER_BINDING())
+    return DML_BINDING_DESC(DML_BINDING_TYPE.BUFFER_ARRAY, DML_BUFFER_ARRAY_BINDING(len(entries), entries))
+
+
+# ---------------------------------------------------------------------------------------
+# What a dispatchable tells its binding table
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One binding slot: which tensor it carries and how it must be bound."""
+
+    name: str
+    tensor: DML_BUFFER_TENSOR_DESC | None  # None: an optional tensor the desc leaves out
+    optional: bool = False
+    owned: bool = False  # OWNED_BY_DML: bound at initialize, NONE at execute
+    # initializer slots: inputs carry a whole operator's inputs as a BUFFER_ARRAY, outputs
+    # are the target's persistent resource
+    array: tuple[Slot, ...] | None = None
+    is_resource: bool = False
+    resource_size: int = 0
+
+
+class Dispatchable(Protocol):
+    name: str
+
+    def input_slots(self) -> list[Slot]: ...
+    def output_slots(self) -> list[Slot]: ...
+    def get_binding_properties(self) -> DML_BINDING_PROPERTIES: ...
+
+
+class DeviceLike(Protocol):
+    def remove(self, findings: list[Finding], summary: str) -> None: ...
+    def check_alive(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class BoundRange:
+    """A checked buffer range: ``[Offset, Offset + SizeInBytes)`` of ``buffer``."""
+
+    buffer: Buffer
+    offset: int
+    size: int
+
+    def memory(self) -> np.ndarray:
+        return self.buffer.data[self.offset : self.offset + self.size]
+
+    def overlaps(self, other: BoundRange, size: int | None = None, other_size: int | None = None) -> bool:
+        mine = self.size if size is None else size
+        theirs = other.size if other_size is None else other_size
+        return self.buffer is other.buffer and self.offset < other.offset + theirs and other.offset < self.offset + mine
+
+
+# ---------------------------------------------------------------------------------------
+# Rules of reference 5.5
+
+INPUT_COUNT = rule("BINDING.INPUT_COUNT", "BindInputs gets exactly one binding per input slot, optional slots included.", source="nf-directml-idmlbindingtable-bindinputs")
+OUTPUT_COUNT = rule("BINDING.OUTPUT_COUNT", "BindOutputs gets exactly one binding per output slot, optional slots included.", source="nf-directml-idmlbindingtable-bindoutputs")
+BINDING_TYPE = rule("BINDING.TYPE", "A binding is NONE or BUFFER; BUFFER_ARRAY only for initializer inputs, one per target operator.", source="ns-directml-dml_binding_desc; dml-binding")
+UNBOUND = rule("BINDING.TENSOR_UNBOUND", "Every tensor the desc describes is bound (an optional tensor whose desc is given is required too).", source="dml-binding; DESIGN section 5")
+ABSENT_BOUND = rule("BINDING.ABSENT_TENSOR_BOUND", "A slot whose tensor desc is NULL takes DML_BINDING_TYPE_NONE.", source="nf-directml-idmlbindingtable-bindinputs")
+OWNED_AT_EXECUTE = rule("BINDING.OWNED_INPUT_AT_EXECUTE", "An OWNED_BY_DML input is bound at initialize and takes NONE at execute.", source="ne-directml-dml_tensor_flags")
+NOT_OWNED_AT_INIT = rule("BINDING.UNOWNED_INPUT_AT_INITIALIZE", "An initializer binds only the OWNED_BY_DML inputs; the other entries are empty.", source="dml-binding")
+SIZE_TOO_SMALL = rule("BINDING.SIZE_TOO_SMALL", "SizeInBytes is at least the tensor's TotalTensorSizeInBytes.", source="ns-directml-dml_buffer_binding")
+RANGE_OUTSIDE = rule("BINDING.RANGE_OUTSIDE_BUFFER", "[Offset, Offset + SizeInBytes) lies inside the buffer.", source="ns-directml-dml_buffer_binding")
+OFFSET_ALIGNMENT = rule("BINDING.OFFSET_ALIGNMENT", "A tensor binding's Offset is a multiple of 16 and of GuaranteedBaseOffsetAlignment.", source="ns-directml-dml_buffer_binding; DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT")
+BUFFER_SIZE_ALIGNMENT = rule("BINDING.BUFFER_SIZE_ALIGNMENT", "A bound buffer's total size is a multiple of 4 bytes (DWORD-aligned).", source="dml-helper-functions")
+NULL_BUFFER_DESC = rule("BINDING.DESC_NULL", "A BUFFER binding points at a DML_BUFFER_BINDING with a buffer.", source="ns-directml-dml_binding_desc")
+ARRAY_COUNT = rule("BINDING.ARRAY_COUNT", "An initializer's BUFFER_ARRAY has one entry per input of its operator (or is empty when nothing is owned).", source="dml-binding")
+RESOURCE_ALIGNMENT = rule("BINDING.RESOURCE_OFFSET_ALIGNMENT", "Temporary and persistent bindings start at a multiple of 256 bytes.", source="DML_TEMPORARY_BUFFER_ALIGNMENT, DML_PERSISTENT_BUFFER_ALIGNMENT")
+RESOURCE_TOO_SMALL = rule("BINDING.RESOURCE_TOO_SMALL", "A temporary or persistent binding is at least the binding properties' size.", source="nf-directml-idmlbindingtable-bindtemporaryresource")
+OUTPUT_OVERLAP = rule("BINDING.OUTPUT_OVERLAP", "The writable ranges [Offset, Offset + TotalTensorSizeInBytes) of outputs do not overlap.", source="dml-binding")
+INPUT_OUTPUT_OVERLAP = rule("BINDING.INPUT_OUTPUT_OVERLAP", "An output's writable range does not overlap an input's range, unless the operator executes in place with identical layout and offset.", source="dml-binding")
+SAME_RESOURCE = rule("BINDING.INPUT_OUTPUT_SAME_RESOURCE", "An input and an output share one resource in disjoint ranges (DirectML documents no resource may be both; UNCONFIRMED for disjoint ranges).", source="dml-binding", severity=Severity.WARNING)
+TABLE_SIZE = rule("BINDING.TABLE_DESCRIPTORS", "A binding table's SizeInDescriptors is at least the dispatchable's RequiredDescriptorCount.", source="ns-directml-dml_binding_table_desc")
+TABLE_DISPATCHABLE = rule("BINDING.TABLE_DISPATCHABLE", "A binding table targets a compiled operator or an initializer of this device.", source="ns-directml-dml_binding_table_desc")
+
+
+class BindingTable:
+    """IDMLBindingTable: where inputs, outputs and resources are bound for one dispatchable."""
+
+    def __init__(self, device: DeviceLike, desc: DML_BINDING_TABLE_DESC) -> None:
+        self._device = device
+        self.desc = desc
+        self.inputs: list[BoundRange | list[BoundRange | None] | None] | None = None
+        self.outputs: list[BoundRange | None] | None = None
+        self.temporary: BoundRange | None = None
+        self.persistent: BoundRange | None = None
+        self.warnings: list[Finding] = []
+
+    @property
+    def dispatchable(self) -> Dispatchable:
+        return self.desc.Dispatchable  # type: ignore[no-any-return]
+
+    def reset(self, desc: DML_BINDING_TABLE_DESC | None = None) -> None:
+        """IDMLBindingTable::Reset: clear every binding, optionally re-target."""
+        self._device.check_alive()
+        if desc is not None:
+            self.desc = desc
+        self.inputs = self.outputs = None
+        self.temporary = self.persistent = None
+
+    # --- the four Bind* methods -------------------------------------------------------
+
+    def bind_inputs(self, bindings: Sequence[DML_BINDING_DESC] | None) -> None:
+        self._device.check_alive()
+        if not bindings:
+            self.inputs = None
+            return
+        ctx = Checker()
+        slots = self.dispatchable.input_slots()
+        root = f"{self.dispatchable.name}.BindInputs"
+        if not ctx.check(len(bindings) == len(slots), INPUT_COUNT, root, actual=len(bindings), expected=len(slots),
+                         message=f"got {len(bindings)} bindings, expected {len(slots)}: {', '.join(s.name for s in slots)}"):  # fmt: skip
+            self._remove(ctx, "BindInputs")
+        ranges = [self._check_input(ctx, slot, b, f"{root}[{i}] ({slot.name})") for i, (slot, b) in enumerate(zip(slots, bindings, strict=True))]
+        self._remove(ctx, "BindInputs")
+        self.inputs = ranges
+
+    def bind_outputs(self, bindings: Sequence[DML_BINDING_DESC] | None) -> None:
+        self._device.check_alive()
+        if not bindings:
+            self.outputs = None
+            return
+        ctx = Checker()
+        slots = self.dispatchable.output_slots()
+        root = f"{self.dispatchable.name}.BindOutputs"
+        if not ctx.check(len(bindings) == len(slots), OUTPUT_COUNT, root, actual=len(bindings), expected=len(slots),
+                         message=f"got {len(bindings)} bindings, expected {len(slots)}: {', '.join(s.name for s in slots)}"):  # fmt: skip
+            self._remove(ctx, "BindOutputs")
+        ranges: list[BoundRange | None] = []
+        for i, (slot, b) in enumerate(zip(slots, bindings, strict=True)):
+            path = f"{root}[{i}] ({slot.name})"
+            if slot.is_resource:
+                ranges.append(self._check_resource(ctx, b, path, slot.resource_size, DML_PERSISTENT_BUFFER_ALIGNMENT, required=slot.resource_size > 0))
+            else:
+                ranges.append(self._check_tensor_binding(ctx, slot, b, path))
+        self._check_output_overlaps(ctx, slots, ranges, root)
+        self._remove(ctx, "BindOutputs")
+        self.outputs = ranges
+
+    def bind_temporary_resource(self, binding: DML_BINDING_DESC | None) -> None:
+        self._device.check_alive()
+        ctx = Checker()
+        size = self.dispatchable.get_binding_properties().TemporaryResourceSize
+        self.temporary = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindTemporaryResource", size, DML_TEMPORARY_BUFFER_ALIGNMENT, required=False)
+        self._remove(ctx, "BindTemporaryResource")
+
+    def bind_persistent_resource(self, binding: DML_BINDING_DESC | None) -> None:
+        self._device.check_alive()
+        ctx = Checker()
+        size = self.dispatchable.get_binding_properties().PersistentResourceSize
+        self.persistent = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindPersistentResource", size, DML_PERSISTENT_BUFFER_ALIGNMENT, required=False)
+        self._remove(ctx, "BindPersistentResource")
+
+    # --- checks -----------------------------------------------------------------------
+
+    def _remove(self, ctx: Checker, method: str) -> None:
+        errors = [f for f in ctx.findings if f.severity is Severity.ERROR]
+        self.warnings.extend(f for f in ctx.findings if f.severity is Severity.WARNING)
+        if errors:
+            self._device.remove(errors, f"IDMLBindingTable::{method} broke a binding rule; DirectML removes the device")
+
+    def _check_input(self, ctx: Checker, slot: Slot, binding: DML_BINDING_DESC, path: str) -> BoundRange | list[BoundRange | None] | None:
+        if slot.array is not None:
+            return self._check_array(ctx, slot, binding, path)
+        if slot.owned:
+            ctx.check(_is_none(binding), OWNED_AT_EXECUTE, path, actual=_kind(binding), expected="NONE",
+                      message="is bound, but the tensor is OWNED_BY_DML: bind it to the operator initializer, and NONE at execute")  # fmt: skip
+            return None
+        return self._check_tensor_binding(ctx, slot, binding, path)
+
+    def _check_array(self, ctx: Checker, slot: Slot, binding: DML_BINDING_DESC, path: str) -> list[BoundRange | None] | None:
+        assert slot.array is not None
+        owned = [s.owned for s in slot.array]
+        if _is_none(binding):
+            ctx.check(not any(owned), UNBOUND, path, actual="NONE", expected="a BUFFER_ARRAY with the OWNED_BY_DML inputs",
+                      message="is NONE, but this operator has OWNED_BY_DML inputs to initialize")  # fmt: skip
+            return None
+        if not ctx.check(binding.Type == DML_BINDING_TYPE.BUFFER_ARRAY and isinstance(binding.Desc, DML_BUFFER_ARRAY_BINDING), BINDING_TYPE, f"{path}.Type",
+                         actual=_kind(binding), expected="DML_BINDING_TYPE_BUFFER_ARRAY"):  # fmt: skip
+            return None
+        assert isinstance(binding.Desc, DML_BUFFER_ARRAY_BINDING)
+        entries = list(binding.Desc.Bindings or ())[: binding.Desc.BindingCount]
+        if not entries and not any(owned):
+            return None
+        if not ctx.check(len(entries) == len(slot.array) and binding.Desc.BindingCount == len(entries), ARRAY_COUNT, f"{path}.BindingCount",
+                         actual=binding.Desc.BindingCount, expected=len(slot.array)):  # fmt: skip
+            return None
+        result: list[BoundRange | None] = []
+        for j, (inner, entry) in enumerate(zip(slot.array, entries, strict=True)):
+            entry_desc = DML_BINDING_DESC(DML_BINDING_TYPE.BUFFER, entry) if entry is not None and entry.Buffer is not None else DML_BINDING_DESC()
+            entry_path = f"{path}.Bindings[{j}] ({inner.name})"
+            if inner.owned:
+                result.append(self._check_tensor_binding(ctx, inner, entry_desc, entry_path))
+            else:
+                ctx.check(_is_none(entry_desc), NOT_OWNED_AT_INIT, entry_path, actual="a buffer", expected="an empty entry",
+                          message="is bound at initialize, but the tensor is not OWNED_BY_DML: bind it at execute instead")  # fmt: skip
+                result.append(None)
+        return result
+
+    def _check_tensor_binding(self, ctx: Checker, slot: Slot, binding: DML_BINDING_DESC, path: str) -> BoundRange | None:
+        if slot.tensor is None:
+            ctx.check(_is_none(binding), ABSENT_BOUND, path, actual=_kind(binding), expected="NONE",
+                      message="is bound, but the desc leaves this optional tensor out (NULL); bind DML_BINDING_TYPE_NONE")  # fmt: skip
+            return None
+        if _is_none(binding):
+            ctx.fail(UNBOUND, path, actual="NONE", expected="a BUFFER binding",
+                     message="is NONE, but the desc describes this tensor" + (" (an optional tensor with a desc must be bound)" if slot.optional else ""))  # fmt: skip
+            return None
+        bound = self._check_buffer_binding(ctx, binding, path)
+        if bound is None:
+            return None
+        need = slot.tensor.TotalTensorSizeInBytes
+        ok = ctx.check(bound.size >= need, SIZE_TOO_SMALL, f"{path}.SizeInBytes", actual=bound.size, expected=f">= {need}", why="",
+                       message=f"is {bound.size}, expected at least TotalTensorSizeInBytes = {need}")  # fmt: skip
+        alignment = max(DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT, slot.tensor.GuaranteedBaseOffsetAlignment or 0)
+        ok &= ctx.check(bound.offset % alignment == 0, OFFSET_ALIGNMENT, f"{path}.Offset", actual=bound.offset, expected=f"a multiple of {alignment}",
+                        message=f"is {bound.offset}, expected a multiple of {alignment}" + (" (GuaranteedBaseOffsetAlignment)" if alignment > DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT else " (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT)"))  # fmt: skip
+        return bound if ok else None
+
+    def _check_buffer_binding(self, ctx: Checker, binding: DML_BINDING_DESC, path: str) -> BoundRange | None:
+        if not ctx.check(binding.Type == DML_BINDING_TYPE.BUFFER, BINDING_TYPE, f"{path}.Type", actual=_kind(binding), expected="DML_BINDING_TYPE_BUFFER"):
+            return None
+        desc = binding.Desc
+        if not ctx.check(isinstance(desc, DML_BUFFER_BINDING) and isinstance(desc.Buffer, Buffer), NULL_BUFFER_DESC, f"{path}.Desc", actual=repr(desc), expected="a DML_BUFFER_BINDING with a Buffer"):
+            return None
+        assert isinstance(desc, DML_BUFFER_BINDING) and desc.Buffer is not None
+        offset, size, total = _as_int(desc.Offset), _as_int(desc.SizeInBytes), desc.Buffer.size
+        if offset is None or size is None:
+            ctx.fail(RANGE_OUTSIDE, path, actual=f"Offset={desc.Offset!r}, SizeInBytes={desc.SizeInBytes!r}", expected="unsigned 64-bit integers",
+                     message=f"has Offset {desc.Offset!r} and SizeInBytes {desc.SizeInBytes!r}; both must be unsigned 64-bit integers")  # fmt: skip
+            return None
+        if not ctx.check(offset + size <= total, RANGE_OUTSIDE, path, actual=f"[{offset}, {offset + size})", expected=f"inside [0, {total})",
+                         message=f"covers [{offset}, {offset + size}), outside the {total}-byte buffer"):  # fmt: skip
+            return None
+        if not ctx.check(total % 4 == 0, BUFFER_SIZE_ALIGNMENT, f"{path}.Buffer", actual=total, expected="a multiple of 4", message=f"is {total} bytes, not a multiple of 4"):
+            return None
+        return BoundRange(desc.Buffer, offset, size)
+
+    def _check_resource(self, ctx: Checker, binding: DML_BINDING_DESC | None, path: str, size: int, alignment: int, *, required: bool) -> BoundRange | None:
+        if binding is None or _is_none(binding):
+            ctx.check(not required, UNBOUND, path, actual="NONE", expected=f"a BUFFER of at least {size} bytes", message=f"is NONE, but {size} bytes are required")
+            return None
+        bound = self._check_buffer_binding(ctx, binding, path)
+        if bound is None:
+            return None
+        ok = ctx.check(bound.offset % alignment == 0, RESOURCE_ALIGNMENT, f"{path}.Offset", actual=bound.offset, expected=f"a multiple of {alignment}")
+        ok &= ctx.check(bound.size >= size, RESOURCE_TOO_SMALL, f"{path}.SizeInBytes", actual=bound.size, expected=f">= {size}", message=f"is {bound.size}, expected at least {size} (binding properties)")
+        return bound if ok else None
+
+    def _check_output_overlaps(self, ctx: Checker, slots: list[Slot], ranges: list[BoundRange | None], root: str) -> None:
+        for i, a in enumerate(ranges):
+            for j in range(i):
+                b = ranges[j]
+                if a is None or b is None:
+                    continue
+                size_a = slots[i].tensor.TotalTensorSizeInBytes if slots[i].tensor else a.size
+                size_b = slots[j].tensor.TotalTensorSizeInBytes if slots[j].tensor else b.size
+                ctx.check(not a.overlaps(b, size_a, size_b), OUTPUT_OVERLAP, f"{root}[{i}] ({slots[i].name})", actual=f"[{a.offset}, {a.offset + size_a})",
+                          expected=f"no overlap with output {j}", message=f"writes [{a.offset}, {a.offset + size_a}), which overlaps output {j} ({slots[j].name}) at [{b.offset}, {b.offset + size_b})")  # fmt: skip
+
+    def check_input_output_overlaps(self, ctx: Checker, in_place: bool) -> None:
+        """Outputs may not write where inputs are read (checked once both are bound)."""
+        if not self.inputs or not self.outputs:
+            return
+        in_slots, out_slots = self.dispatchable.input_slots(), self.dispatchable.output_slots()
+        for j, (out_slot, out) in enumerate(zip(out_slots, self.outputs, strict=True)):
+            if out is None or out_slot.tensor is None:
+                continue
+            writable = out_slot.tensor.TotalTensorSizeInBytes
+            for i, (in_slot, inp) in enumerate(zip(in_slots, self.inputs, strict=True)):
+                if not isinstance(inp, BoundRange):
+                    continue
+                path = f"{self.dispatchable.name}.BindOutputs[{j}] ({out_slot.name})"
+                if out.overlaps(inp, writable, inp.size):
+                    same_layout = in_place and in_slot.tensor == out_slot.tensor and inp.offset == out.offset
+                    ctx.check(same_layout, INPUT_OUTPUT_OVERLAP, path, actual=f"[{out.offset}, {out.offset + writable})", expected=f"no overlap with input {i}",
+                              message=f"writes [{out.offset}, {out.offset + writable}), which overlaps input {i} ({in_slot.name}) at [{inp.offset}, {inp.offset + inp.size})")  # fmt: skip
+                elif out.buffer is inp.buffer:
+                    ctx.fail(SAME_RESOURCE, path, actual=repr(out.buffer), expected="separate resources",
+                             message=f"shares its buffer with input {i} ({in_slot.name}) in a disjoint range; DirectML documents that no resource may be bound as both input and output")  # fmt: skip
+
+
+def _is_none(binding: DML_BINDING_DESC | None) -> bool:
+    if binding is None or binding.Type == DML_BINDING_TYPE.NONE:
+        return True
+    desc = binding.Desc
+    return binding.Type == DML_BINDING_TYPE.BUFFER and isinstance(desc, DML_BUFFER_BINDING) and desc.Buffer is None
+
+
+def _kind(binding: DML_BINDING_DESC | None) -> str:
+    if binding is None:
+        return "NONE"
+    try:
+        return f"DML_BINDING_TYPE_{DML_BINDING_TYPE(binding.Type).name}"
+    except ValueError:
+        return f"binding type {binding.Type!r}"
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return None
+    value = int(value)
+    return value if 0 <= value < 2**64 else None
+
+
+__all__ = [
+    "DML_BINDING_DESC",
+    "DML_BINDING_PROPERTIES",
+    "DML_BINDING_TABLE_DESC",
+    "DML_BUFFER_ARRAY_BINDING",
+    "DML_BUFFER_BINDING",
+    "BindingTable",
+    "BoundRange",
+    "Buffer",
+    "Slot",
+    "array_binding",
+    "buffer_binding",
+    "tensor_view",
+]

@@ -1,0 +1,125 @@
+"""What a failed check looks like: findings, reports, DmlError and DmlWarning.
+
+DirectML itself answers a bad descriptor with a bare ``E_INVALIDARG``. dmlpy keeps the
+HRESULT (so code ported to Windows sees the same outcome) and attaches every finding:
+the rule id, the C field path, and the expected and actual values.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from dmlpy.enums import HRESULT
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule that did not hold, at one C field path."""
+
+    rule: str
+    severity: Severity
+    path: str
+    expected: Any
+    actual: Any
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.path}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "path": self.path,
+            "expected": _plain(self.expected),
+            "actual": _plain(self.actual),
+            "message": self.message,
+        }
+
+
+def _plain(value: Any) -> Any:
+    """JSON-friendly form of an expected/actual value."""
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+@dataclass
+class Report:
+    """Everything ``dmlpy.validate`` found: errors make DirectML reject the desc, warnings are risks."""
+
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.WARNING]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return [f.rule for f in self.findings]
+
+    def __str__(self) -> str:
+        if not self.findings:
+            return "no findings"
+        return "\n".join(f"{f.severity.value}: {f}" for f in self.findings)
+
+
+class DmlError(Exception):
+    """A DirectML call failed. ``hresult`` is what DirectML returns; ``findings`` say why."""
+
+    def __init__(
+        self,
+        hresult: HRESULT,
+        findings: list[Finding] | tuple[Finding, ...] = (),
+        summary: str = "",
+    ) -> None:
+        self.hresult = HRESULT(hresult)
+        self.findings = list(findings)
+        self.summary = summary
+        super().__init__(self._text())
+
+    @property
+    def rule(self) -> str | None:
+        """The id of the first finding (most errors carry exactly one)."""
+        return self.findings[0].rule if self.findings else None
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return [f.rule for f in self.findings]
+
+    def _text(self) -> str:
+        head = f"{self.hresult.name} (0x{self.hresult.value:08X})"
+        if self.summary:
+            head += f": {self.summary}"
+        lines = [head] + [f"  {f}" for f in self.findings]
+        return "\n".join(lines)
+
+
+class DmlWarning(UserWarning):
+    """A portability risk: DirectML may or may not reject this (reference: UNCONFIRMED)."""
+
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+        super().__init__(str(finding))
+
+
+__all__ = ["DmlError", "DmlWarning", "Finding", "Report", "Severity"]

@@ -1,0 +1,79 @@
+/*
+ * dmlpy_internal.h - private declarations shared by the native sources.
+ */
+#ifndef DMLPY_NATIVE_INTERNAL_H
+#define DMLPY_NATIVE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dmlpy/dmlpy.h"
+
+#define DMLPY_MAX_RANK 8
+
+/* ---- checked 64-bit arithmetic (returns 0 on overflow) ---------------------------------------- */
+
+static inline int dmlpy_mul_u64(uint64_t a, uint64_t b, uint64_t* out) {
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, out);
+#else
+    if (a != 0 && b > UINT64_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+#endif
+}
+
+static inline int dmlpy_add_u64(uint64_t a, uint64_t b, uint64_t* out) {
+    if (b > UINT64_MAX - a) return 0;
+    *out = a + b;
+    return 1;
+}
+
+/* ---- tensors ----------------------------------------------------------------------------------- */
+
+/* A buffer tensor after validation: sizes and element strides widened to 64 bits. */
+typedef struct dmlpy_tensor {
+    DML_TENSOR_DATA_TYPE data_type;
+    uint32_t element_size;            /* bytes */
+    uint32_t rank;
+    uint64_t sizes[DMLPY_MAX_RANK];
+    uint64_t strides[DMLPY_MAX_RANK]; /* elements; explicit or packed */
+    uint64_t extent_bytes;            /* (sum (size-1)*stride + 1) * element_size */
+    char* data;                       /* set by dmlpy_tensor_bind */
+    uint64_t bound_bytes;
+} dmlpy_tensor;
+
+/* Byte size of a whole-byte element type, 0 for UNKNOWN, 4-bit and unknown values. */
+uint32_t dmlpy_element_size(DML_TENSOR_DATA_TYPE t);
+
+/* Reads a DML_TENSOR_DESC: NULL checks, Type == BUFFER, 1 <= DimensionCount <= 8, nonzero sizes,
+ * a byte-sized data type, and the overflow-checked byte extent. */
+int32_t dmlpy_tensor_from_desc(const DML_TENSOR_DESC* desc, dmlpy_tensor* out);
+
+/* Attaches a bound buffer: Data not NULL, aligned to the element size, extent <= SizeInBytes. */
+int32_t dmlpy_tensor_bind(dmlpy_tensor* t, const DMLPY_BOUND_BUFFER* buffer);
+
+/* 1 when the byte ranges [a, a + extent) of two bound tensors overlap. */
+int dmlpy_tensors_overlap(const dmlpy_tensor* a, const dmlpy_tensor* b);
+
+/* ---- threads ----------------------------------------------------------------------------------- */
+
+/* Runs fn(ctx, begin, end, worker) over [0, count) in chunks of `grain` items, handed out through an
+ * atomic counter to `threads` workers (the calling thread is worker 0; threads-1 pthreads are spawned
+ * for the call). If a thread cannot be created the remaining workers do its share. */
+typedef void (*dmlpy_range_fn)(void* ctx, uint64_t begin, uint64_t end, unsigned worker);
+void dmlpy_parallel_for(uint64_t count, uint64_t grain, unsigned threads, dmlpy_range_fn fn, void* ctx);
+
+unsigned dmlpy_online_cpus(void);
+
+/* Chooses a thread count for `work` units (about one element read or written each) and a grain over
+ * `items` work items. requested = 0 means all online CPUs. */
+unsigned dmlpy_choose_threads(uint64_t work, uint64_t items, unsigned requested);
+uint64_t dmlpy_choose_grain(uint64_t items, unsigned threads);
+
+/* ---- operators --------------------------------------------------------------------------------- */
+
+int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                              UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
+#endif /* DMLPY_NATIVE_INTERNAL_H */

@@ -1,0 +1,128 @@
+"""Support tables as data, printed the way DirectML's reference pages print them.
+
+Each operator page has a "Tensor support" table per feature level: for every tensor its
+kind (input or output), the dimension counts and the data types it accepts. The validator
+and the generated docs both read these tables, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dmlpy.enums import DML_FEATURE_LEVEL as FL
+from dmlpy.enums import DML_OPERATOR_TYPE as OP
+from dmlpy.enums import DML_TENSOR_DATA_TYPE as DT
+
+FLOATS = (DT.FLOAT32, DT.FLOAT16)
+INTEGERS_8_16_32 = (DT.UINT32, DT.UINT16, DT.UINT8, DT.INT32, DT.INT16, DT.INT8)
+SIXTY_FOUR_BIT = (DT.FLOAT64, DT.UINT64, DT.INT64)
+
+
+@dataclass(frozen=True)
+class TensorSupport:
+    """One row of a tensor-support table: what one tensor accepts at one feature level."""
+
+    dimension_counts: tuple[int, int]  # inclusive range
+    data_types: tuple[DT, ...]
+
+
+@dataclass(frozen=True)
+class TensorSlot:
+    """A tensor field of an operator desc; slot order is field order (reference 3.9)."""
+
+    name: str
+    kind: str  # "input" or "output"
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class OperatorSupport:
+    operator_type: OP
+    introduced: FL
+    slots: tuple[TensorSlot, ...]
+    # feature level -> tensor name -> support; the row in force is the highest level <= the device's
+    tables: dict[FL, dict[str, TensorSupport]]
+    source: str = ""
+
+    @property
+    def inputs(self) -> tuple[TensorSlot, ...]:
+        return tuple(s for s in self.slots if s.kind == "input")
+
+    @property
+    def outputs(self) -> tuple[TensorSlot, ...]:
+        return tuple(s for s in self.slots if s.kind == "output")
+
+    def table_at(self, feature_level: FL) -> tuple[FL, dict[str, TensorSupport]] | None:
+        """The table in force at ``feature_level`` and the level it was introduced at."""
+        levels = [level for level in self.tables if level <= feature_level]
+        if not levels:
+            return None
+        level = max(levels)
+        return level, self.tables[level]
+
+
+def _same_for_all(names: tuple[str, ...], support: TensorSupport) -> dict[str, TensorSupport]:
+    return {name: support for name in names}
+
+
+_IN_OUT = (TensorSlot("InputTensor", "input"), TensorSlot("OutputTensor", "output"))
+
+OPERATORS: dict[OP, OperatorSupport] = {}
+
+
+def _add(support: OperatorSupport) -> None:
+    OPERATORS[support.operator_type] = support
+
+
+# Reference 3.1: 4 to 5 dims, FLOAT32/FLOAT16, at every feature level.
+_add(
+    OperatorSupport(
+        OP.AVERAGE_POOLING,
+        FL.LEVEL_1_0,
+        _IN_OUT,
+        {FL.LEVEL_1_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 5), FLOATS))},
+        "ns-directml-dml_average_pooling_operator_desc",
+    )
+)
+# Reference 3.2: as AVERAGE_POOLING, introduced at FL 6.2.
+_add(
+    OperatorSupport(
+        OP.AVERAGE_POOLING1,
+        FL.LEVEL_6_2,
+        _IN_OUT,
+        {FL.LEVEL_6_2: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 5), FLOATS))},
+        "ns-directml-dml_average_pooling1_operator_desc",
+    )
+)
+
+
+def data_type_supported(data_type: DT, feature_level: FL) -> bool:
+    """What the emulated device answers to DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT.
+
+    The 64-bit types arrive with FL 3.0 and the 4-bit ones with FL 6.3 (reference 1.5, 8).
+    """
+    if data_type == DT.UNKNOWN:
+        return False
+    if data_type in SIXTY_FOUR_BIT:
+        return feature_level >= FL.LEVEL_3_0
+    if data_type in (DT.UINT4, DT.INT4):
+        return feature_level >= FL.LEVEL_6_3
+    return True
+
+
+def max_dimension_count(feature_level: FL) -> int:
+    """DML_TENSOR_DIMENSION_COUNT_MAX (5) before FL 3.0, DML_TENSOR_DIMENSION_COUNT_MAX1 (8) from it."""
+    return 8 if feature_level >= FL.LEVEL_3_0 else 5
+
+
+__all__ = [
+    "FLOATS",
+    "INTEGERS_8_16_32",
+    "OPERATORS",
+    "SIXTY_FOUR_BIT",
+    "OperatorSupport",
+    "TensorSlot",
+    "TensorSupport",
+    "data_type_supported",
+    "max_dimension_count",
+]

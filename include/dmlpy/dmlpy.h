@@ -1,0 +1,69 @@
+/*
+ * dmlpy/dmlpy.h - entry points of dmlpy's native compute library.
+ *
+ * One call executes one operator on CPU memory: the caller passes the operator exactly as DirectML takes
+ * it (a DML_OPERATOR_DESC whose Desc points at the operator's struct) plus one DMLPY_BOUND_BUFFER per
+ * binding slot. The library re-checks every invariant it relies on and returns a status code instead of
+ * reading or writing outside the bound ranges.
+ */
+#ifndef DMLPY_DMLPY_H
+#define DMLPY_DMLPY_H
+
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a struct layout or a function signature in this header changes. Python compares
+ * dmlpy_abi_version() with dmlpy/_version.py NATIVE_ABI_VERSION and refuses a mismatched build. */
+#define DMLPY_ABI_VERSION 1
+
+/* One bound tensor.
+ * Data:        buffer base + binding offset (the address of element 0); NULL = slot not bound.
+ * SizeInBytes: bytes the caller guarantees readable (inputs) or writable (outputs) from Data. Every
+ *              byte the tensor's Sizes/Strides can reach must lie inside [Data, Data + SizeInBytes).
+ * Data must be aligned to the element size. */
+typedef struct DMLPY_BOUND_BUFFER {
+    void* Data;
+    UINT64 SizeInBytes;
+} DMLPY_BOUND_BUFFER;
+
+/* Status codes returned by dmlpy_execute. */
+enum {
+    DMLPY_OK = 0,
+    DMLPY_E_NULL_ARGUMENT = 1,        /* a required pointer (desc, tensor, array, bound Data) is NULL */
+    DMLPY_E_UNSUPPORTED_OPERATOR = 2, /* desc->Type has no native kernel */
+    DMLPY_E_INVALID_DESC = 3,         /* the desc breaks a rule the kernel relies on */
+    DMLPY_E_BINDING_COUNT = 4,        /* inputCount / outputCount differ from the operator's slots */
+    DMLPY_E_BUFFER_TOO_SMALL = 5,     /* a tensor reaches past its bound SizeInBytes */
+    DMLPY_E_OUT_OF_MEMORY = 6,        /* scratch allocation failed */
+    DMLPY_E_INVALID_ARGUMENT = 7      /* misaligned Data, or an output overlapping an input */
+};
+
+/* Executes one operator.
+ * inputs/outputs: DirectML binding-slot order (desc field order of the input tensors / output tensors).
+ *   AVERAGE_POOLING (56), AVERAGE_POOLING1 (166): 1 input (InputTensor), 1 output (OutputTensor).
+ * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
+ *   calling thread only.
+ * Returns DMLPY_OK or one of the DMLPY_E_* codes; on error nothing has been written. */
+int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                      UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
+/* "DMLPY_OK", "DMLPY_E_NULL_ARGUMENT", ...; "DMLPY_E_UNKNOWN" for any other value. Static storage. */
+const char* dmlpy_status_name(int32_t status);
+
+/* The package version compiled in (dmlpy/_version.py __version__). Static storage. */
+const char* dmlpy_native_version(void);
+
+/* DMLPY_ABI_VERSION as compiled in. */
+UINT dmlpy_abi_version(void);
+
+/* The number of CPUs this process may run on (at least 1). */
+UINT dmlpy_hardware_concurrency(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DMLPY_DMLPY_H */
