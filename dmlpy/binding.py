@@ -211,8 +211,6 @@ RESOURCE_TOO_SMALL = rule("BINDING.RESOURCE_TOO_SMALL", "A temporary or persiste
 OUTPUT_OVERLAP = rule("BINDING.OUTPUT_OVERLAP", "The writable ranges [Offset, Offset + TotalTensorSizeInBytes) of outputs do not overlap.", source="dml-binding")
 INPUT_OUTPUT_OVERLAP = rule("BINDING.INPUT_OUTPUT_OVERLAP", "An output's writable range does not overlap an input's range, unless the operator executes in place with identical layout and offset.", source="dml-binding")
 SAME_RESOURCE = rule("BINDING.INPUT_OUTPUT_SAME_RESOURCE", "An input and an output share one resource in disjoint ranges (DirectML documents no resource may be both; UNCONFIRMED for disjoint ranges).", source="dml-binding", severity=Severity.WARNING)
-TABLE_SIZE = rule("BINDING.TABLE_DESCRIPTORS", "A binding table's SizeInDescriptors is at least the dispatchable's RequiredDescriptorCount.", source="ns-directml-dml_binding_table_desc")
-TABLE_DISPATCHABLE = rule("BINDING.TABLE_DISPATCHABLE", "A binding table targets a compiled operator or an initializer of this device.", source="ns-directml-dml_binding_table_desc")
 
 
 class BindingTable:

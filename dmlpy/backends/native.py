@@ -85,14 +85,14 @@ class Lowered:
             return float(value) if c_type.kind == "primitive" and c_type.cname in ("float", "double") else int(value)
         if value is None:
             return ffi.NULL
-        pointee = c_type.item.cname
-        if pointee in ("DML_TENSOR_DESC", "DML_OPERATOR_DESC"):
-            if pointee == "DML_OPERATOR_DESC" and not isinstance(value, DML_OPERATOR_DESC):
+        pointee = c_type.item
+        if pointee.kind == "struct":  # DML_TENSOR_DESC* or DML_OPERATOR_DESC* (a fused activation)
+            if pointee.cname.endswith("DML_OPERATOR_DESC") and not isinstance(value, DML_OPERATOR_DESC):
                 value = operator_desc(value)
             return self._struct(value)
-        if pointee == "void":  # the Desc of a type-tagged struct
+        if pointee.kind == "void":  # the Desc of a type-tagged struct
             return ffi.cast("void*", self._struct(value))
-        array = ffi.new(f"{pointee}[]", [int(v) for v in value])
+        array = ffi.new(f"{pointee.cname}[]", [int(v) for v in value])
         self._keep.append(array)
         return array
 

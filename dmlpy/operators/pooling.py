@@ -179,7 +179,7 @@ def _check_output_sizes(ctx: Checker, desc: AnyAveragePooling, path: str, x_size
         size, w, s, sp, ep, d = x_sizes[axis], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], desc.EndPadding[i], dilations[i]
         effective = (w - 1) * d + 1
         padded = size + sp + ep
-        window_text = f"({w} - 1) * {d} + 1" if d != 1 else f"{w}"
+        window_text = f"(({w} - 1) * {d} + 1)" if d != 1 else f"{w}"
         if not ctx.check(effective <= padded, WINDOW_TOO_LARGE, f"{path}.WindowSize[{i}]", actual=effective, expected=f"<= {padded}",
                          message=f"gives a window of {window_text} = {effective} taps, larger than the padded input {size} + {sp} + {ep} = {padded}"):  # fmt: skip
             continue
