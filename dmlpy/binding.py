@@ -171,6 +171,7 @@ class Dispatchable(Protocol):
 class DeviceLike(Protocol):
     def remove(self, findings: list[Finding], summary: str) -> None: ...
     def check_alive(self) -> None: ...
+    def check_binding_table_desc(self, desc: DML_BINDING_TABLE_DESC) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,7 @@ class BindingTable:
         """IDMLBindingTable::Reset: clear every binding, optionally re-target."""
         self._device.check_alive()
         if desc is not None:
+            self._device.check_binding_table_desc(desc)
             self.desc = desc
         self.inputs = self.outputs = None
         self.temporary = self.persistent = None

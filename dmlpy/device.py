@@ -316,6 +316,11 @@ class Device:
             return BindingTable(self, DML_BINDING_TABLE_DESC())
         if not isinstance(desc, DML_BINDING_TABLE_DESC):
             desc = DML_BINDING_TABLE_DESC(desc, 0, 0, _required_descriptors(desc))
+        self.check_binding_table_desc(desc)
+        return BindingTable(self, desc)
+
+    def check_binding_table_desc(self, desc: DML_BINDING_TABLE_DESC) -> None:
+        """What CreateBindingTable and IDMLBindingTable::Reset check of a DML_BINDING_TABLE_DESC."""
         ctx = Checker()
         dispatchable = desc.Dispatchable
         if ctx.check(isinstance(dispatchable, (CompiledOperator, OperatorInitializer)) and dispatchable.device is self, TABLE_DISPATCHABLE,
@@ -325,7 +330,6 @@ class Device:
                       message=f"is {desc.SizeInDescriptors}, expected at least RequiredDescriptorCount = {required}")  # fmt: skip
         if ctx.findings:
             raise DmlError(HRESULT.E_INVALIDARG, ctx.findings, "CreateBindingTable")
-        return BindingTable(self, desc)
 
     def create_command_recorder(self) -> CommandRecorder:
         self.check_alive()

@@ -114,9 +114,11 @@ def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
     for dispatch in command_list.dispatches:
         runner = dispatch.runner
         if runner is None:
-            check_table_complete(ctx, dispatch.dispatchable, dispatch.table)
-            if ctx.has_errors:
-                device.remove([f for f in ctx.findings if f.severity is Severity.ERROR], "a DESCRIPTORS_VOLATILE dispatch found incomplete bindings at execute")
+            late = Checker()
+            check_table_complete(late, dispatch.dispatchable, dispatch.table)
+            dispatch.table.warnings.extend(f for f in late.findings if f.severity is Severity.WARNING)
+            if late.has_errors:
+                device.remove([f for f in late.findings if f.severity is Severity.ERROR], "a DESCRIPTORS_VOLATILE dispatch found incomplete bindings at execute")
             runner = dispatch.dispatchable.record(dispatch.table)
         runner()
 

@@ -182,7 +182,8 @@ def _normalize_field(f: dataclasses.Field[Any], value: Any, path: str) -> Any:  
     if kind is Kind.OPERATOR:
         return _normalize_operator(value, path)
     if kind is Kind.DESC_POINTER:
-        return None if value is None else normalized(value, path)
+        # paths name fields through the pointer as C programmers say them: InputTensor.Sizes
+        return None if value is None else normalized(value, path.removesuffix(".Desc"))
     raise AssertionError(kind)
 
 

@@ -115,7 +115,10 @@ def calc_buffer_tensor_size(
     Returns 0 for no dimensions, an unknown type, or (strided) a zero size; raises
     ``ValueError`` where DirectMLX would throw on overflow.
     """
-    bits = ELEMENT_BITS.get(as_data_type(data_type), 0) if data_type != DT.UNKNOWN else 0
+    if isinstance(data_type, int) and not isinstance(data_type, DT):
+        # DirectMLX's switch answers 0 for any value DirectML.h does not define
+        data_type = DT._value2member_map_.get(int(data_type), DT.UNKNOWN)
+    bits = ELEMENT_BITS.get(as_data_type(data_type), 0)
     if not sizes or bits == 0:
         return 0
     if strides is None:

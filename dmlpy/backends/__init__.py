@@ -14,7 +14,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from dmlpy.operators import OperatorSpec
+from dmlpy.rules import rule
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
+
+# Declared here, not in native.py, so the registry is the same whether or not native loaded.
+NATIVE_REJECTED = rule(
+    "NATIVE.REJECTED",
+    "The native kernel's own re-check of the desc and buffers passed (it never trusts its caller).",
+    source="dmlpy DESIGN section 7",
+)
 
 
 @dataclass(frozen=True)

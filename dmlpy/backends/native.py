@@ -12,17 +12,11 @@ import os
 from typing import Any
 
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
-from dmlpy.backends import BoundTensor, Runner
+from dmlpy.backends import NATIVE_REJECTED, BoundTensor, Runner
 from dmlpy.enums import HRESULT
 from dmlpy.errors import DmlError, Finding, Severity
 from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, operator_desc
-from dmlpy.rules import rule
 
-NATIVE_REJECTED = rule(
-    "NATIVE.REJECTED",
-    "The native kernel's own re-check of the desc and buffers passed (it never trusts its caller).",
-    source="dmlpy DESIGN section 7",
-)
 
 _ffi: Any = None
 _lib: Any = None

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from dmlpy.enums import DML_OPERATOR_TYPE
 from dmlpy.errors import Severity
@@ -160,7 +159,7 @@ def _check_arrays(ctx: Checker, desc: AnyAveragePooling, path: str) -> bool:
     for name in names:
         values = getattr(desc, name)
         if not ctx.check(values is not None and len(values) == count, ARRAY_LENGTH, f"{path}.{name}", actual=None if values is None else len(values), expected=count,
-                         message=f"has {'no array (NULL)' if values is None else f'{len(values)} entries'}, expected DimensionCount = {count} entries"):  # fmt: skip
+                         message=f"has {'no array (NULL)' if values is None else f'{len(values)} entr' + ('y' if len(values) == 1 else 'ies')}, expected DimensionCount = {count} entries"):  # fmt: skip
             ok = False
             continue
         zero_rule = {"Strides": STRIDE_ZERO, "WindowSize": WINDOW_ZERO, "Dilations": DILATION_ZERO}.get(name)
@@ -181,7 +180,7 @@ def _check_output_sizes(ctx: Checker, desc: AnyAveragePooling, path: str, x_size
         padded = size + sp + ep
         window_text = f"(({w} - 1) * {d} + 1)" if d != 1 else f"{w}"
         if not ctx.check(effective <= padded, WINDOW_TOO_LARGE, f"{path}.WindowSize[{i}]", actual=effective, expected=f"<= {padded}",
-                         message=f"gives a window of {window_text} = {effective} taps, larger than the padded input {size} + {sp} + {ep} = {padded}"):  # fmt: skip
+                         message=f"gives a window of {window_text + ' = ' if d != 1 else ''}{effective} taps, larger than the padded input {size} + {sp} + {ep} = {padded}"):  # fmt: skip
             continue
         floor_size = pooled_size(size, w, s, sp, ep, d)
         actual = y_sizes[axis]
@@ -206,9 +205,15 @@ def _check_output_sizes(ctx: Checker, desc: AnyAveragePooling, path: str, x_size
 
 
 def taps_inside(out_index: int, size: int, window: int, stride: int, start: int, dilation: int, low: int, high: int) -> int:
-    """How many taps of one output's window land in [low, high) along one dim."""
+    """How many taps of one output's window land in [low, high) along one dim.
+
+    Tap k sits at ``first + k * dilation``; the taps inside are k = kmin..kmax, computed in
+    closed form (a loop over k would take hours for a window of 2^32 - 1).
+    """
     first = out_index * stride - start
-    return sum(1 for k in range(window) if low <= first + k * dilation < high)
+    kmin = max(0, -((first - low) // dilation))  # ceil((low - first) / dilation)
+    kmax = min(window - 1, (high - 1 - first) // dilation)
+    return max(0, kmax - kmin + 1)
 
 
 def _check_empty_windows(ctx: Checker, desc: AnyAveragePooling, path: str, x_sizes: Sequence[int], y_sizes: Sequence[int]) -> None:
@@ -223,46 +228,62 @@ def _check_empty_windows(ctx: Checker, desc: AnyAveragePooling, path: str, x_siz
 
 
 # ---------------------------------------------------------------------------------------
-# NumPy kernel: zero-pad, take every window through a strided view, sum, divide.
+# NumPy kernel: separable window sums, one spatial axis at a time, from prefix sums.
+#
+# A window's taps are a Cartesian product over the spatial axes, so the N-D window sum is the
+# 1-D window sums applied axis after axis, and the divisor is the product of per-axis tap
+# counts. Along one axis, the taps of output o are o*s - start + k*d for k in [0, w); the
+# ones on the input are k = kmin..kmax (closed form), and their sum is a difference of
+# prefix sums taken over the input's residue class mod d. Nothing the size of the padding or
+# of the window is ever materialized: descs with 2^32 - 1 windows, paddings, strides or
+# dilations run on tiny tensors in tiny memory (DESIGN section 5 for the divisor).
 
 
-def _windows(padded: np.ndarray, desc: AnyAveragePooling, out_spatial: Sequence[int]) -> np.ndarray:
-    """View (N, C, *out_spatial, *window) of the taps of every output position."""
-    spatial = len(out_spatial)
-    axes = tuple(range(2, 2 + spatial))
-    dilations = dilations_of(desc)
-    assert desc.WindowSize is not None and desc.Strides is not None
-    extents = tuple((w - 1) * d + 1 for w, d in zip(desc.WindowSize, dilations, strict=True))
-    view = sliding_window_view(padded, extents, axis=axes)
-    starts = tuple(slice(0, o * s, s) for o, s in zip(out_spatial, desc.Strides, strict=True))
-    taps = tuple(slice(None, None, d) for d in dilations)
-    return view[(slice(None), slice(None), *starts, *taps)]
+def _tap_range(out: int, window: int, stride: int, start: int, dilation: int, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per output along one axis: the position of tap 0, and the first and last k whose tap lies in [low, high)."""
+    first = np.arange(out, dtype=np.int64) * stride - start
+    kmin = np.maximum(0, -((first - low) // dilation))  # ceil((low - first) / dilation)
+    kmax = np.minimum(window - 1, (high - 1 - first) // dilation)
+    return first, kmin, kmax
+
+
+def _axis_window_sums(x: np.ndarray, axis: int, out: int, window: int, stride: int, start: int, dilation: int) -> np.ndarray:
+    """Sums of the on-input taps of every output along ``axis`` (padding adds 0)."""
+    n = x.shape[axis]
+    moved = np.moveaxis(x, axis, -1)
+    lead = moved.shape[:-1]
+    step = min(dilation, n)  # with dilation >= n every residue class holds one element
+    rows = -(-n // step)
+    grid = np.zeros((*lead, rows * step))
+    grid[..., :n] = moved
+    # prefix[p] = x[p] + x[p - d] + x[p - 2d] + ...: running sums down each residue class
+    prefix = np.cumsum(grid.reshape(*lead, rows, step), axis=-2).reshape(*lead, rows * step)
+    first, kmin, kmax = _tap_range(out, window, stride, start, dilation, 0, n)
+    empty = kmax < kmin
+    last = np.where(empty, 0, first + kmax * dilation)
+    before = first + (kmin - 1) * dilation  # the class element before the first tap on the input, if any
+    subtract = before >= 0 if dilation < n else np.zeros(out, dtype=bool)
+    sums = prefix[..., last] - np.where(subtract, prefix[..., np.clip(before, 0, n - 1)], 0.0)
+    return np.moveaxis(np.where(empty, 0.0, sums), -1, axis)
 
 
 def average_pooling_reference(desc: AnyAveragePooling, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
     x = inputs["InputTensor"]
     assert x is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
     assert desc.WindowSize is not None and desc.Strides is not None and desc.StartPadding is not None and desc.EndPadding is not None
-    out_sizes = tuple(desc.OutputTensor.Desc.Sizes or ())
-    out_spatial = out_sizes[2:]
-    spatial_in = x.shape[2:]
-    dilations = dilations_of(desc)
-    # Pad far enough for every tap of every output, and at least to the end padding.
-    reach = [
-        (o - 1) * s + (w - 1) * d + 1 - sp
-        for o, s, w, d, sp in zip(out_spatial, desc.Strides, desc.WindowSize, dilations, desc.StartPadding, strict=True)
-    ]
-    after = [max(r - n, ep) for r, n, ep in zip(reach, spatial_in, desc.EndPadding, strict=True)]
-    pads = [(0, 0), (0, 0), *zip(desc.StartPadding, after, strict=True)]
-    padded = np.pad(x.astype(np.float64), pads)
-    on_input = np.pad(np.ones(spatial_in), pads[2:])
-    padded_extent = np.zeros(on_input.shape)
-    padded_extent[tuple(slice(0, n + sp + ep) for n, sp, ep in zip(spatial_in, desc.StartPadding, desc.EndPadding, strict=True))] = 1
-    counted = padded_extent if desc.IncludePadding else on_input
-
-    window_axes = tuple(range(-len(out_spatial), 0))
-    sums = _windows(padded, desc, out_spatial).sum(axis=window_axes)
-    divisor = _windows(counted[None, None], desc, out_spatial).sum(axis=window_axes)
+    out_spatial = tuple(desc.OutputTensor.Desc.Sizes or ())[2:]
+    sums = x.astype(np.float64)
+    divisor = np.ones(out_spatial)
+    axes = zip(out_spatial, desc.WindowSize, desc.Strides, desc.StartPadding, desc.EndPadding, dilations_of(desc), strict=True)
+    for i, (out, w, s, sp, ep, d) in enumerate(axes):
+        n = x.shape[2 + i]
+        sums = _axis_window_sums(sums, 2 + i, out, w, s, sp, d)
+        # divisor: taps inside the padded extent [-start, n + end) with IncludePadding, else taps on the input
+        low, high = (-sp, n + ep) if desc.IncludePadding else (0, n)
+        _, kmin, kmax = _tap_range(out, w, s, sp, d, low, high)
+        shape = [1] * len(out_spatial)
+        shape[i] = out
+        divisor = divisor * np.maximum(0, kmax - kmin + 1).reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {"OutputTensor": sums / divisor}
 
