@@ -243,6 +243,7 @@ class BindingTable:
 
     def bind_inputs(self, bindings: Sequence[DML_BINDING_DESC] | None) -> None:
         self._device.check_alive()
+        _require_binding_descs(bindings, "BindInputs")
         if not bindings:
             self.inputs = None
             return
@@ -258,6 +259,7 @@ class BindingTable:
 
     def bind_outputs(self, bindings: Sequence[DML_BINDING_DESC] | None) -> None:
         self._device.check_alive()
+        _require_binding_descs(bindings, "BindOutputs")
         if not bindings:
             self.outputs = None
             return
@@ -280,6 +282,7 @@ class BindingTable:
 
     def bind_temporary_resource(self, binding: DML_BINDING_DESC | None) -> None:
         self._device.check_alive()
+        _require_binding_descs(None if binding is None else [binding], "BindTemporaryResource")
         ctx = Checker()
         size = self.dispatchable.get_binding_properties().TemporaryResourceSize
         self.temporary = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindTemporaryResource", size, DML_TEMPORARY_BUFFER_ALIGNMENT, required=False)
@@ -287,6 +290,7 @@ class BindingTable:
 
     def bind_persistent_resource(self, binding: DML_BINDING_DESC | None) -> None:
         self._device.check_alive()
+        _require_binding_descs(None if binding is None else [binding], "BindPersistentResource")
         ctx = Checker()
         size = self.dispatchable.get_binding_properties().PersistentResourceSize
         self.persistent = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindPersistentResource", size, DML_PERSISTENT_BUFFER_ALIGNMENT, required=False)
@@ -419,6 +423,27 @@ class BindingTable:
                 elif out.buffer is inp.buffer:
                     ctx.fail(SAME_RESOURCE, path, actual=repr(out.buffer), expected="separate resources",
                              message=f"shares its buffer with input {i} ({in_slot.name}) in a disjoint range; DirectML documents that no resource may be bound as both input and output")  # fmt: skip
+
+
+def _require_binding_descs(bindings: Any, method: str) -> None:
+    """What C's type system would refuse: Bind* takes DML_BINDING_DESC structs."""
+    if bindings is None:
+        return
+    if not isinstance(bindings, (list, tuple)):
+        msg = f"{method} takes a list of DML_BINDING_DESC, not {type(bindings).__name__}"
+        raise TypeError(msg)
+    for i, binding in enumerate(bindings):
+        if binding is not None and not isinstance(binding, DML_BINDING_DESC):
+            msg = f"{method}[{i}] is a {type(binding).__name__}, expected a DML_BINDING_DESC (or None for NONE)"
+            raise TypeError(msg)
+        if binding is not None and binding.Desc is not None and not isinstance(binding.Desc, (DML_BUFFER_BINDING, DML_BUFFER_ARRAY_BINDING)):
+            msg = f"{method}[{i}].Desc is a {type(binding.Desc).__name__}, expected a DML_BUFFER_BINDING or DML_BUFFER_ARRAY_BINDING"
+            raise TypeError(msg)
+        if isinstance(binding.Desc if binding is not None else None, DML_BUFFER_ARRAY_BINDING):
+            entries = binding.Desc.Bindings  # type: ignore[union-attr]
+            if entries is not None and (not isinstance(entries, (list, tuple)) or not all(e is None or isinstance(e, DML_BUFFER_BINDING) for e in entries)):
+                msg = f"{method}[{i}].Desc.Bindings must be a list of DML_BUFFER_BINDING"
+                raise TypeError(msg)
 
 
 def _is_none(binding: DML_BINDING_DESC | None) -> bool:

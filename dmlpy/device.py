@@ -490,11 +490,16 @@ def _write_tensor(buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, value: Any, na
         raise TypeError(msg)
     sizes = tuple(tensor.Sizes or ())
     try:
-        view = buffer.view(tensor, writeable=True)
-        view[...] = np.broadcast_to(array, sizes)
+        logical = np.broadcast_to(array, sizes)
     except ValueError:
         msg = f"{name}: an array of shape {array.shape} does not fit Sizes {sizes}"
         raise ValueError(msg) from None
+    view = buffer.view(tensor, writeable=True)
+    view[...] = logical
+    # Strides that alias elements (0 for broadcast) keep one value per memory location.
+    if not np.array_equal(view, logical.astype(view.dtype), equal_nan=True):
+        msg = f"{name}: the array differs along axes whose Strides {tuple(tensor.element_strides)} make elements share memory (a 0 stride broadcasts one value)"
+        raise ValueError(msg)
 
 
 __all__ = [

@@ -121,6 +121,8 @@ def calc_buffer_tensor_size(
     bits = ELEMENT_BITS.get(as_data_type(data_type), 0)
     if not sizes or bits == 0:
         return 0
+    sizes = [int(s) for s in sizes]  # NumPy integers would wrap at 32 or 64 bits
+    strides = None if strides is None else [int(s) for s in strides]
     if strides is None:
         elements = 1
         for size in sizes:

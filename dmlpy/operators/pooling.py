@@ -104,6 +104,10 @@ def average_pooling_output_sizes(
     start_padding = start_padding or (0,) * spatial
     end_padding = end_padding or (0,) * spatial
     dilations = dilations or (1,) * spatial
+    for name, values in (("window_size", window_size), ("strides", strides), ("dilations", dilations)):
+        if any(v < 1 for v in values[:spatial]):
+            msg = f"{name} {tuple(values)} has an entry below 1; no output size exists"
+            raise ValueError(msg)
     out = list(input_sizes[:2])
     for i in range(spatial):
         args = (input_sizes[i + 2], window_size[i], strides[i], start_padding[i], end_padding[i], dilations[i])
