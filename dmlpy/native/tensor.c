@@ -47,9 +47,14 @@ int32_t dmlpy_tensor_from_desc(const DML_TENSOR_DESC* desc, dmlpy_tensor* out) {
     if (out->element_size == 0) return DMLPY_E_INVALID_DESC;
     out->rank = rank;
 
-    for (i = 0; i < rank; ++i) {
-        if (b->Sizes[i] == 0) return DMLPY_E_INVALID_DESC;
-        out->sizes[i] = b->Sizes[i];
+    {
+        /* Sizes are nonzero and a buffer tensor holds at most 2^32 - 1 elements (reference 1.3). */
+        uint64_t count = 1;
+        for (i = 0; i < rank; ++i) {
+            if (b->Sizes[i] == 0) return DMLPY_E_INVALID_DESC;
+            out->sizes[i] = b->Sizes[i];
+            if (!dmlpy_mul_u64(count, b->Sizes[i], &count) || count > UINT32_MAX) return DMLPY_E_INVALID_DESC;
+        }
     }
     if (b->Strides != NULL) {
         for (i = 0; i < rank; ++i) out->strides[i] = b->Strides[i];

@@ -1,0 +1,147 @@
+"""cffi build script for dmlpy's native compute library (out-of-line API mode).
+
+setup.py uses it as ``cffi_modules=["dmlpy/native/build.py:ffibuilder"]``; it builds the extension
+module ``dmlpy._native`` from the C sources next to this file, the public headers in ``include/``, and
+the declarations in ``dmlpy.cdef``.
+
+It can also be run by hand (``python dmlpy/native/build.py [tmpdir]``) or imported and compiled:
+``ffibuilder.compile(tmpdir=...)``.
+
+Environment:
+
+- ``DMLPY_REQUIRE_NATIVE=1``: a failed build fails the install (otherwise the extension is optional and
+  dmlpy falls back to its NumPy kernels).
+- ``DMLPY_NATIVE_ARCH``: the architecture flag to compile with (for example ``-march=x86-64-v3``), or
+  ``none`` for no flag. Unset: ``-march=native`` when the compiler accepts it, else no flag.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+import tempfile
+
+from cffi import FFI
+
+# Paths. setuptools executes this file with cwd = project root and __file__ relative to it; keeping the
+# paths relative then is what setuptools wants for an sdist. When imported or run directly, __file__ is
+# absolute and so are the paths (cffi's compile() changes directory to its tmpdir).
+_here = os.path.dirname(__file__)
+if __name__ != "__cffi__" or os.path.isabs(_here) or not _here:
+    _here = os.path.dirname(os.path.abspath(__file__))
+NATIVE_DIR = _here
+PACKAGE_DIR = os.path.dirname(NATIVE_DIR)
+ROOT_DIR = os.path.dirname(PACKAGE_DIR)
+INCLUDE_DIR = os.path.join(ROOT_DIR, "include")
+
+SOURCES = [os.path.join(NATIVE_DIR, name) for name in ("dmlpy.c", "tensor.c", "parallel.c", "pooling.c")]
+DEPENDS = [
+    os.path.join(INCLUDE_DIR, "dmlpy", "dml_types.h"),
+    os.path.join(INCLUDE_DIR, "dmlpy", "dmlpy.h"),
+    os.path.join(NATIVE_DIR, "dmlpy_internal.h"),
+    os.path.join(NATIVE_DIR, "half.h"),
+]
+CDEF_PATH = os.path.join(NATIVE_DIR, "dmlpy.cdef")
+VERSION_PATH = os.path.join(PACKAGE_DIR, "_version.py")
+
+
+def read_versions(path: str = VERSION_PATH) -> tuple[str, int]:
+    """(__version__, NATIVE_ABI_VERSION) parsed from dmlpy/_version.py without importing the package."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    version = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.M)
+    abi = re.search(r"^NATIVE_ABI_VERSION\s*=\s*(\d+)", text, re.M)
+    if not version or not abi:
+        raise RuntimeError(f"{path}: __version__ or NATIVE_ABI_VERSION not found")
+    if not re.fullmatch(r"[A-Za-z0-9.+_\-]+", version.group(1)):
+        raise RuntimeError(f"{path}: unexpected characters in __version__ {version.group(1)!r}")
+    return version.group(1), int(abi.group(1))
+
+
+def _compiler_kind() -> tuple[str, object | None]:
+    """('msvc' | 'unix', compiler object or None) for the compiler setuptools would use."""
+    try:
+        try:
+            from setuptools._distutils.ccompiler import new_compiler
+            from setuptools._distutils.sysconfig import customize_compiler
+        except ImportError:  # pragma: no cover - very old setuptools
+            from distutils.ccompiler import new_compiler  # type: ignore[no-redef]
+            from distutils.sysconfig import customize_compiler  # type: ignore[no-redef]
+        compiler = new_compiler()
+        customize_compiler(compiler)
+        return compiler.compiler_type, compiler
+    except Exception:  # pragma: no cover - no usable distutils
+        return ("msvc" if sys.platform == "win32" else "unix"), None
+
+
+def _accepts_flag(compiler: object | None, flag: str) -> bool:
+    """True when the C compiler compiles a trivial file with `flag`."""
+    if compiler is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="dmlpy-probe-") as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write("int dmlpy_probe(int x) { return x + 1; }\n")
+        try:
+            compiler.compile([src], output_dir=tmp, extra_postargs=[flag])  # type: ignore[attr-defined]
+        except Exception:
+            return False
+    return True
+
+
+def _arch_flags(kind: str, compiler: object | None) -> list[str]:
+    requested = os.environ.get("DMLPY_NATIVE_ARCH")
+    if requested is not None:
+        requested = requested.strip()
+        if requested.lower() in ("", "none"):
+            return []
+        return shlex.split(requested)
+    if kind == "msvc":
+        return []
+    return ["-march=native"] if _accepts_flag(compiler, "-march=native") else []
+
+
+def _build_options() -> dict:
+    version, abi = read_versions()
+    kind, compiler = _compiler_kind()
+    if kind == "msvc":
+        compile_args = ["/O2", "/std:c11", "/W3"]
+        libraries: list[str] = []
+        link_args: list[str] = []
+    else:
+        compile_args = ["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread", *_arch_flags(kind, compiler)]
+        libraries = ["pthread"]
+        link_args = ["-pthread"]
+    return dict(
+        sources=SOURCES,
+        depends=DEPENDS,
+        include_dirs=[INCLUDE_DIR, NATIVE_DIR],
+        define_macros=[
+            ("DMLPY_NATIVE_VERSION", '"%s"' % version),
+            ("DMLPY_EXPECTED_ABI_VERSION", str(abi)),
+        ],
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+        libraries=libraries,
+        # Optional only inside setuptools (pip install succeeds without a compiler; the NumPy backend then
+        # serves). A direct ffibuilder.compile() should fail loudly instead of returning a missing file.
+        optional=__name__ == "__cffi__" and os.environ.get("DMLPY_REQUIRE_NATIVE", "") != "1",
+    )
+
+
+def _make_ffibuilder() -> FFI:
+    builder = FFI()
+    with open(CDEF_PATH, encoding="utf-8") as f:
+        builder.cdef(f.read())
+    builder.set_source("dmlpy._native", '#include "dmlpy/dmlpy.h"\n', **_build_options())
+    return builder
+
+
+ffibuilder = _make_ffibuilder()
+
+
+if __name__ == "__main__":
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT_DIR, "build", "native")
+    print(ffibuilder.compile(tmpdir=out_dir, verbose=True))

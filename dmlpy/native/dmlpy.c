@@ -1,0 +1,45 @@
+/*
+ * dmlpy.c - the library's entry points: dmlpy_execute dispatches on DML_OPERATOR_DESC.Type.
+ */
+#include "dmlpy_internal.h"
+
+#ifndef DMLPY_NATIVE_VERSION
+#define DMLPY_NATIVE_VERSION "0+unknown"
+#endif
+
+/* build.py passes the ABI version of dmlpy/_version.py; a header that disagrees must not build. */
+#if defined(DMLPY_EXPECTED_ABI_VERSION) && (DMLPY_EXPECTED_ABI_VERSION != DMLPY_ABI_VERSION)
+#error "dmlpy/_version.py NATIVE_ABI_VERSION differs from DMLPY_ABI_VERSION in include/dmlpy/dmlpy.h"
+#endif
+
+int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                      UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {
+    if (desc == NULL) return DMLPY_E_NULL_ARGUMENT;
+    switch (desc->Type) {
+    case DML_OPERATOR_AVERAGE_POOLING:
+    case DML_OPERATOR_AVERAGE_POOLING1:
+        return dmlpy_average_pooling(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    default:
+        return DMLPY_E_UNSUPPORTED_OPERATOR;
+    }
+}
+
+const char* dmlpy_status_name(int32_t status) {
+    switch (status) {
+    case DMLPY_OK: return "DMLPY_OK";
+    case DMLPY_E_NULL_ARGUMENT: return "DMLPY_E_NULL_ARGUMENT";
+    case DMLPY_E_UNSUPPORTED_OPERATOR: return "DMLPY_E_UNSUPPORTED_OPERATOR";
+    case DMLPY_E_INVALID_DESC: return "DMLPY_E_INVALID_DESC";
+    case DMLPY_E_BINDING_COUNT: return "DMLPY_E_BINDING_COUNT";
+    case DMLPY_E_BUFFER_TOO_SMALL: return "DMLPY_E_BUFFER_TOO_SMALL";
+    case DMLPY_E_OUT_OF_MEMORY: return "DMLPY_E_OUT_OF_MEMORY";
+    case DMLPY_E_INVALID_ARGUMENT: return "DMLPY_E_INVALID_ARGUMENT";
+    default: return "DMLPY_E_UNKNOWN";
+    }
+}
+
+const char* dmlpy_native_version(void) { return DMLPY_NATIVE_VERSION; }
+
+UINT dmlpy_abi_version(void) { return DMLPY_ABI_VERSION; }
+
+UINT dmlpy_hardware_concurrency(void) { return dmlpy_online_cpus(); }
