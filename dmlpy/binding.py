@@ -158,6 +158,7 @@ class Slot:
     array: tuple[Slot, ...] | None = None
     is_resource: bool = False
     resource_size: int = 0
+    ignored: bool = False  # a graph input no edge reads: any binding (or NONE) is accepted
 
 
 class Dispatchable(Protocol):
@@ -343,6 +344,8 @@ class BindingTable:
         return result
 
     def _check_tensor_binding(self, ctx: Checker, slot: Slot, binding: DML_BINDING_DESC, path: str) -> BoundRange | None:
+        if slot.ignored:
+            return None
         if slot.tensor is None:
             ctx.check(_is_none(binding), ABSENT_BOUND, path, actual=_kind(binding), expected="NONE",
                       message="is bound, but the desc leaves this optional tensor out (NULL); bind DML_BINDING_TYPE_NONE")  # fmt: skip

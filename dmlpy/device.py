@@ -41,6 +41,7 @@ from dmlpy.enums import (
 )
 from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
 from dmlpy.execution import NOT_INITIALIZED, CommandList, CommandRecorder, execute_command_list
+from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, compile_graph, plan_graph
 from dmlpy.operators import OperatorSpec, check_operator, operator_desc
 from dmlpy.rules import Checker, rule
 from dmlpy.structs import FieldError
@@ -304,7 +305,19 @@ class Device:
         self.check_own(operator, "CompileOperator")
         return CompiledOperator(operator, DML_EXECUTION_FLAGS(flags))
 
-    def create_operator_initializer(self, operators: Sequence[CompiledOperator] | None = None) -> OperatorInitializer:
+    def compile_graph(self, desc: Any, flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> Any:
+        """IDMLDevice1::CompileGraph: check every graph rule, then plan and compile the whole graph."""
+        self.check_alive()
+        ctx = Checker(self.feature_level)
+        compiled = compile_graph(self, ctx, desc, DML_EXECUTION_FLAGS(flags))
+        errors = [f for f in ctx.findings if f.severity is Severity.ERROR or self.strict]
+        if errors or compiled is None:
+            raise DmlError(HRESULT.E_INVALIDARG, errors, f"CompileGraph rejected the graph ({len(errors)} error{'s' * (len(errors) != 1)})")
+        for finding in ctx.findings:
+            warnings.warn(DmlWarning(finding), stacklevel=2)
+        return compiled
+
+    def create_operator_initializer(self, operators: Sequence[CompiledOperator | CompiledGraph] | None = None) -> OperatorInitializer:
         """IDMLDevice::CreateOperatorInitializer: the list may be empty."""
         self.check_alive()
         return OperatorInitializer(self, operators or ())
@@ -323,7 +336,7 @@ class Device:
         """What CreateBindingTable and IDMLBindingTable::Reset check of a DML_BINDING_TABLE_DESC."""
         ctx = Checker()
         dispatchable = desc.Dispatchable
-        if ctx.check(isinstance(dispatchable, (CompiledOperator, OperatorInitializer)) and dispatchable.device is self, TABLE_DISPATCHABLE,
+        if ctx.check(isinstance(dispatchable, (CompiledOperator, CompiledGraph, OperatorInitializer)) and dispatchable.device is self, TABLE_DISPATCHABLE,
                      "DML_BINDING_TABLE_DESC.Dispatchable", actual=type(dispatchable).__name__, expected="a compiled operator or initializer of this device"):  # fmt: skip
             required = dispatchable.get_binding_properties().RequiredDescriptorCount
             ctx.check(desc.SizeInDescriptors >= required, TABLE_DESCRIPTORS, "DML_BINDING_TABLE_DESC.SizeInDescriptors", actual=desc.SizeInDescriptors, expected=f">= {required}",
@@ -411,8 +424,11 @@ def create_device(
 
 
 def validate(desc: Any, feature_level: DML_FEATURE_LEVEL | int = DML_FEATURE_LEVEL.LEVEL_6_4) -> Report:
-    """Every finding for an operator desc (bare or in a DML_OPERATOR_DESC) at ``feature_level``."""
+    """Every finding for an operator desc (bare or in a DML_OPERATOR_DESC) or a DML_GRAPH_DESC at ``feature_level``."""
     ctx = Checker(DML_FEATURE_LEVEL(feature_level))
+    if isinstance(desc, DML_GRAPH_DESC):
+        plan_graph(ctx, desc)
+        return Report(ctx.findings)
     try:
         check_operator(ctx, desc)
     except FieldError as error:
