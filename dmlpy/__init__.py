@@ -26,10 +26,28 @@ from dmlpy.device import (
     run,
     validate,
 )
+from dmlpy.builder import GraphBuilder, GraphProgram
 from dmlpy.enums import *  # noqa: F403 - every DML_* enum and C constant, by design
 from dmlpy.enums import __all__ as _enum_names
 from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
 from dmlpy.execution import CommandList, CommandRecorder
+from dmlpy.graph import (
+    DML_CONSTANT_DATA_GRAPH_NODE_DESC,
+    DML_GRAPH_DESC,
+    DML_GRAPH_EDGE_DESC,
+    DML_GRAPH_NODE_DESC,
+    DML_INPUT_GRAPH_EDGE_DESC,
+    DML_INTERMEDIATE_GRAPH_EDGE_DESC,
+    DML_OPERATOR_GRAPH_NODE_DESC,
+    DML_OUTPUT_GRAPH_EDGE_DESC,
+    CompiledGraph,
+    constant_node,
+    graph_desc,
+    input_edge,
+    intermediate_edge,
+    operator_node,
+    output_edge,
+)
 from dmlpy.operators import DML_OPERATOR_DESC, operator_desc
 from dmlpy.operators.pooling import (
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
@@ -48,6 +66,23 @@ from dmlpy.tensor import (
 )
 
 __all__ = [
+    "DML_CONSTANT_DATA_GRAPH_NODE_DESC",
+    "DML_GRAPH_DESC",
+    "DML_GRAPH_EDGE_DESC",
+    "DML_GRAPH_NODE_DESC",
+    "DML_INPUT_GRAPH_EDGE_DESC",
+    "DML_INTERMEDIATE_GRAPH_EDGE_DESC",
+    "DML_OPERATOR_GRAPH_NODE_DESC",
+    "DML_OUTPUT_GRAPH_EDGE_DESC",
+    "CompiledGraph",
+    "GraphBuilder",
+    "GraphProgram",
+    "constant_node",
+    "graph_desc",
+    "input_edge",
+    "intermediate_edge",
+    "operator_node",
+    "output_edge",
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",
     "DML_AVERAGE_POOLING_OPERATOR_DESC",
     "DML_BINDING_DESC",
