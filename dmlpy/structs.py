@@ -231,27 +231,33 @@ def _derive_dimension_count(desc: Any, path: str) -> None:
 # C++ printing
 
 
-def to_cpp(desc: Any, name: str = "desc") -> str:
-    """C++ statements that build ``desc`` against DirectML.h, ending with ``<struct> <name>``."""
+def to_cpp(desc: Any, name: str = "desc", storage: str = "const") -> str:
+    """C++ statements that build ``desc`` against DirectML.h, ending with ``<struct> <name>``.
+
+    ``storage`` prefixes every declaration (``"static const"`` inside a function whose
+    result must outlive the call).
+    """
     lines: list[str] = []
-    _emit_struct(desc, name, lines)
+    _emit_struct(desc, name, lines, storage)
     return "\n".join(lines)
 
 
-def _cpp_value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str]) -> str:  # noqa: PLR0911
+def _cpp_value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str], storage: str) -> str:  # noqa: PLR0911
     kind = kind_of(f)
     if value is None:
         return "nullptr"
     if kind is Kind.UINT_ARRAY:
-        lines.append(f"const UINT {var}[] = {{{', '.join(str(v) for v in value)}}};")
+        lines.append(f"{storage} UINT {var}[] = {{{', '.join(str(v) for v in value)}}};")
         return var
     if kind in (Kind.TENSOR, Kind.OPERATOR, Kind.DESC_POINTER):
-        _emit_struct(value, var, lines)
+        _emit_struct(value, var, lines, storage)
         return f"&{var}"
     if kind is Kind.BOOL:
         return "TRUE" if value else "FALSE"
     if kind is Kind.FLOAT:
-        return f"{value!r}f"
+        if value != value or value in (float("inf"), float("-inf")):  # NaN and infinities have no literal
+            return "NAN" if value != value else ("INFINITY" if value > 0 else "-INFINITY")
+        return f"{float(value)!r}f"
     if kind is Kind.UINT64:
         return f"{value}ull"
     if kind is Kind.FLAGS and isinstance(value, enum.Flag) and value.value != 0:
@@ -261,10 +267,10 @@ def _cpp_value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str]
     return str(int(value))
 
 
-def _emit_struct(desc: Any, var: str, lines: list[str]) -> None:
+def _emit_struct(desc: Any, var: str, lines: list[str], storage: str) -> None:
     struct_name = type(desc).__name__
-    values = [_cpp_value(f, getattr(desc, f.name), f"{var}_{f.name}", lines) for f in dataclasses.fields(desc)]
-    lines.append(f"const {struct_name} {var} = {{{', '.join(values)}}};")
+    values = [_cpp_value(f, getattr(desc, f.name), f"{var}_{f.name}", lines, storage) for f in dataclasses.fields(desc)]
+    lines.append(f"{storage} {struct_name} {var} = {{{', '.join(values)}}};")
 
 
 class CStruct:
