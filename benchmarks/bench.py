@@ -17,6 +17,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 
 import dmlpy
-from dmlpy import DML_AVERAGE_POOLING_OPERATOR_DESC, buffer_tensor
+from dmlpy import DML_AVERAGE_POOLING_OPERATOR_DESC, DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_CONVOLUTION_OPERATOR_DESC, buffer_tensor
 
 CORES = os.cpu_count() or 1
 
@@ -44,6 +46,49 @@ def median_seconds(call: Callable[[], Any], *, min_time: float = 0.4, min_runs: 
         call()
         samples.append(time.perf_counter() - t0)
     return statistics.median(samples)
+
+
+_MATMUL_SCRIPT = r"""
+import json, statistics, sys, time
+import numpy as np
+kernel = "unknown (threadpoolctl not installed)"
+try:
+    from threadpoolctl import threadpool_info
+    kernel = "; ".join(f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}, {i.get('num_threads')} threads"
+                       for i in threadpool_info() if i.get("user_api") == "blas") or "no BLAS found"
+except ImportError:
+    pass
+a = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
+b = np.random.default_rng(1).standard_normal((2048, 2048)).astype(np.float32)
+c = np.empty_like(a)
+for _ in range(2):
+    np.matmul(a, b, out=c)
+samples = []
+started = time.perf_counter()
+while len(samples) < 5 or (time.perf_counter() - started < 1.0 and len(samples) < 50):
+    t0 = time.perf_counter()
+    np.matmul(a, b, out=c)
+    samples.append(time.perf_counter() - t0)
+print(json.dumps({"gflops": 2 * 2048**3 / statistics.median(samples) / 1e9, "kernel": kernel}))
+"""
+
+
+def matmul_peak(threads: int) -> dict[str, Any]:
+    """The machine's arithmetic yardstick: median GFLOP/s of np.matmul on two 2048x2048 float32 matrices.
+
+    Measured in a subprocess with ``threads`` BLAS threads and without OPENBLAS_CORETYPE /
+    OPENBLAS_L2_SIZE, which some environments set and which would pick a slower kernel (only for
+    this measurement; the benchmark itself keeps the environment). ``kernel`` is what threadpoolctl
+    reports about the BLAS in use, when it is installed.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        env[name] = str(threads)
+    try:
+        done = subprocess.run([sys.executable, "-c", _MATMUL_SCRIPT], env=env, capture_output=True, text=True, timeout=300, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, OSError, ValueError, IndexError) as error:
+        return {"gflops": float("nan"), "kernel": f"not measured: {type(error).__name__}"}
 
 
 def copy_bandwidth_gbs(megabytes: int = 256) -> float:
@@ -69,6 +114,12 @@ class Workload:
     bytes_moved: int = 0
     notes: str = ""
     tolerance: float = 1e-4
+    # Peers that work in another memory layout than the desc's logical (Sizes-order) arrays:
+    torch_inputs: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None  # the arrays torch_fn gets
+    peer_output: Callable[[np.ndarray], np.ndarray] | None = None  # a peer's output -> the desc's logical order (untimed)
+    numpy_peer: Callable[[dict[str, np.ndarray]], tuple[Callable[[], None], Callable[[], np.ndarray]]] | None = None
+    # Arithmetic work (2 x multiply-adds); > 0 adds GFLOP/s and % of the measured matmul peak to the table.
+    flops: int = 0
 
 
 def _pool_workload(name: str, shape: tuple[int, ...], window: int, stride: int, pad: int, *, include_padding: bool, dtype: Any = np.float32) -> Workload:
@@ -122,7 +173,194 @@ def pooling_workloads() -> list[Workload]:
     ]
 
 
-WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads]
+def _space_depth_workload(to_depth: bool, shape: tuple[int, int, int, int], block: int, *, nhwc: bool = False, crd: bool = False) -> Workload:
+    """Space-to-depth or depth-to-space of an fp32 NCHW ``shape`` (DML Sizes order), DCR unless ``crd``.
+
+    ``nhwc``: both tensors in NHWC memory through Strides (TensorFlow's layout, one operator, no
+    copies); the peers then get and give NHWC arrays. Peers: onnxruntime's SpaceToDepth /
+    DepthToSpace (NCHW; CRD space-to-depth and NHWC as one Reshape-Transpose-Reshape, since ONNX
+    has neither), PyTorch's pixel_unshuffle / pixel_shuffle (its order is CRD; DCR and NHWC as one
+    view-permute-copy, faster here than pixel_unshuffle plus a channel regroup), NumPy's copy of
+    the transposed view (single-threaded).
+    """
+    n, c, h, w = shape
+    b = block
+    out = dmlpy.space_to_depth_output_sizes(shape, b) if to_depth else dmlpy.depth_to_space_output_sizes(shape, b)
+    cls: Any = (dmlpy.DML_SPACE_TO_DEPTH1_OPERATOR_DESC if to_depth else dmlpy.DML_DEPTH_TO_SPACE1_OPERATOR_DESC) if crd else (
+        dmlpy.DML_SPACE_TO_DEPTH_OPERATOR_DESC if to_depth else dmlpy.DML_DEPTH_TO_SPACE_OPERATOR_DESC)  # fmt: skip
+    fields = {"BlockSize": b, **({"Order": dmlpy.DML_DEPTH_SPACE_ORDER.COLUMN_ROW_DEPTH} if crd else {})}
+    desc = cls(
+        InputTensor=buffer_tensor(np.float32, shape, dmlpy.nhwc_strides(shape) if nhwc else None),
+        OutputTensor=buffer_tensor(np.float32, out, dmlpy.nhwc_strides(out) if nhwc else None),
+        **fields,
+    )
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    # The peers' 6-D view of the input, its transpose, and the output shape, in the peers' layout.
+    if nhwc:  # space [N, H, W, C] = [N, hs, b, ws, b, C]; depth [N, hs, ws, (b, b, C)]
+        space6 = (n, h // b, b, w // b, b, c) if to_depth else (n, h, b, w, b, out[1])
+        depth6 = (n, h // b, w // b, b, b, c) if to_depth else (n, h, w, b, b, out[1])
+        peer_in, peer_out = (n, h, w, c), (out[0], out[2], out[3], out[1])
+        axes = (0, 1, 3, 2, 4, 5)  # space6 <-> depth6, the same swap both ways
+        src6, perm = (space6, axes) if to_depth else (depth6, axes)
+    else:  # space [N, C, H, W] = [N, C, hs, b, ws, b]; depth DCR [N, (b, b, C), hs, ws], CRD [N, (C, b, b), hs, ws]
+        cs = c if to_depth else out[1]
+        hs, ws = (h // b, w // b) if to_depth else (h, w)
+        space6 = (n, cs, hs, b, ws, b)
+        depth6 = (n, cs, b, b, hs, ws) if crd else (n, b, b, cs, hs, ws)
+        peer_in, peer_out = shape, out
+        if to_depth:
+            src6, perm = space6, ((0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4))
+        else:
+            src6, perm = depth6, ((0, 1, 4, 2, 5, 3) if crd else (0, 3, 4, 1, 5, 2))
+    to_peer = (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1))) if nhwc else (lambda a: a)
+    from_peer = (lambda a: a.transpose(0, 3, 1, 2)) if nhwc else None
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        value_in = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(peer_in))
+        value_out = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(peer_out))
+        if not nhwc and not (crd and to_depth):
+            attributes: dict[str, Any] = {"blocksize": b}
+            if not to_depth:
+                attributes["mode"] = "CRD" if crd else "DCR"
+            nodes, initializers = [helper.make_node("SpaceToDepth" if to_depth else "DepthToSpace", ["x"], ["y"], **attributes)], []
+        else:  # ONNX has no NHWC mode and no CRD SpaceToDepth: one transpose between two free reshapes
+            nodes = [
+                helper.make_node("Reshape", ["x", "shape6"], ["x6"]),
+                helper.make_node("Transpose", ["x6"], ["t6"], perm=list(perm)),
+                helper.make_node("Reshape", ["t6", "shape_out"], ["y"]),
+            ]
+            initializers = [
+                helper.make_tensor("shape6", TensorProto.INT64, [6], list(src6)),
+                helper.make_tensor("shape_out", TensorProto.INT64, [4], list(peer_out)),
+            ]
+        graph = helper.make_graph(nodes, "space_depth", [value_in], [value_out], initializer=initializers)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        xt = t["InputTensor"]
+        if crd and not nhwc:
+            return F.pixel_unshuffle(xt, b) if to_depth else F.pixel_shuffle(xt, b)
+        return xt.view(src6).permute(perm).reshape(peer_out)
+
+    def numpy_peer(inputs: dict[str, np.ndarray]) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+        source = to_peer(inputs["InputTensor"]).reshape(src6).transpose(perm)
+        result = np.empty(peer_out, dtype=np.float32)
+        target = result.reshape(source.shape)
+        return (lambda: np.copyto(target, source)), (lambda: result)
+
+    layout = "NHWC strides" if nhwc else "NCHW"
+    name = f"{'space-to-depth' if to_depth else 'depth-to-space'} {'x'.join(map(str, shape))} b{b} {'CRD' if crd else 'DCR'} {layout} fp32"
+    return Workload(
+        name, desc, {"InputTensor": x}, onnx_model, lambda i: {"x": to_peer(i["InputTensor"])}, torch_fn,
+        bytes_moved=2 * x.nbytes, notes=layout, tolerance=0.0,
+        torch_inputs=lambda i: {"InputTensor": to_peer(i["InputTensor"])}, peer_output=from_peer, numpy_peer=numpy_peer,
+    )  # fmt: skip
+
+
+def space_depth_workloads() -> list[Workload]:
+    """Space-to-depth 8x64x112x112 (B = 2) and 1x16x512x512 (B = 4), NCHW and NHWC, and depth-to-space back."""
+    return [
+        _space_depth_workload(True, (8, 64, 112, 112), 2),
+        _space_depth_workload(True, (1, 16, 512, 512), 4),
+        _space_depth_workload(True, (8, 64, 112, 112), 2, nhwc=True),
+        _space_depth_workload(True, (1, 16, 512, 512), 4, nhwc=True),
+        _space_depth_workload(False, (8, 256, 56, 56), 2),
+        _space_depth_workload(False, (1, 256, 128, 128), 4),
+        _space_depth_workload(False, (8, 256, 56, 56), 2, nhwc=True),
+        _space_depth_workload(False, (1, 256, 128, 128), 4, nhwc=True),
+        _space_depth_workload(True, (8, 64, 112, 112), 2, crd=True),
+        _space_depth_workload(False, (8, 256, 56, 56), 2, crd=True),
+    ]
+
+
+def _conv_workload(name: str, shape: tuple[int, ...], out_channels: int, kernel: int, stride: int, pad: int, *, backward: bool = True,
+                   groups: int = 1, output_padding: int = 0, dtype: Any = np.float32) -> Workload:
+    """A CROSS_CORRELATION convolution without bias: BACKWARD = ONNX ConvTranspose / torch conv_transpose, FORWARD = Conv.
+
+    ``output_padding`` is ONNX's / PyTorch's: DirectML gets OutputPadding 0 and the enlarged output, as onnxruntime's
+    DirectML provider does. Weights are scaled by 1/sqrt(fan-in) so outputs are O(1) for the agreement check.
+    """
+    spatial = len(shape) - 2
+    n, cin = shape[0], shape[1]
+    k, s, p = (kernel,) * spatial, (stride,) * spatial, (pad,) * spatial
+    if backward:
+        wshape = (cin, out_channels // groups, *k)
+        out_spatial = [(i - 1) * stride + kernel - 2 * pad + output_padding for i in shape[2:]]
+        macs = int(np.prod(shape)) * (out_channels // groups) * kernel**spatial
+    else:
+        wshape = (out_channels, cin // groups, *k)
+        out_spatial = [(i + 2 * pad - kernel) // stride + 1 for i in shape[2:]]
+        macs = n * out_channels * int(np.prod(out_spatial)) * (cin // groups) * kernel**spatial
+    out = (n, out_channels, *out_spatial)
+    desc = DML_CONVOLUTION_OPERATOR_DESC(
+        InputTensor=buffer_tensor(dtype, shape),
+        FilterTensor=buffer_tensor(dtype, wshape),
+        BiasTensor=None,
+        OutputTensor=buffer_tensor(dtype, out),
+        Mode=DML_CONVOLUTION_MODE.CROSS_CORRELATION,
+        Direction=DML_CONVOLUTION_DIRECTION.BACKWARD if backward else DML_CONVOLUTION_DIRECTION.FORWARD,
+        DimensionCount=spatial,
+        Strides=s,
+        Dilations=(1,) * spatial,
+        StartPadding=p,
+        EndPadding=p,
+        OutputPadding=(0,) * spatial,
+        GroupCount=groups,
+    )
+    rng = np.random.default_rng(0)
+    fan_in = cin // groups * kernel**spatial
+    x = rng.standard_normal(shape).astype(dtype)
+    w = (rng.standard_normal(wshape) / np.sqrt(fan_in)).astype(dtype)
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        attributes: dict[str, Any] = {"kernel_shape": list(k), "strides": list(s), "pads": list(p) * 2, "group": groups}
+        if output_padding:
+            attributes["output_padding"] = [output_padding] * spatial
+        node = helper.make_node("ConvTranspose" if backward else "Conv", ["x", "w"], ["y"], **attributes)
+        graph = helper.make_graph(
+            [node], "conv",
+            [helper.make_tensor_value_info("x", elem, list(shape)), helper.make_tensor_value_info("w", elem, list(wshape))],
+            [helper.make_tensor_value_info("y", elem, list(out))],
+        )  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        xt, wt = t["InputTensor"], t["FilterTensor"]
+        if not backward:
+            return F.conv2d(xt, wt, None, stride, pad, 1, groups)
+        transpose = F.conv_transpose2d if spatial == 2 else F.conv_transpose3d
+        return transpose(xt, wt, None, stride, pad, output_padding, groups)
+
+    itemsize = np.dtype(dtype).itemsize
+    return Workload(
+        name, desc, {"InputTensor": x, "FilterTensor": w}, onnx_model, lambda i: {"x": i["InputTensor"], "w": i["FilterTensor"]}, torch_fn,
+        bytes_moved=(x.size + w.size + int(np.prod(out))) * itemsize, tolerance=1e-2 if dtype == np.float16 else 1e-4, flops=2 * macs,
+    )  # fmt: skip
+
+
+def convolution_workloads() -> list[Workload]:
+    """Transposed convolutions (decoder layers, depthwise, output_padding, 3-D) and one forward convolution."""
+    return [
+        _conv_workload("conv backward 1x256x32x32->128 k4 s2 p1 fp32", (1, 256, 32, 32), 128, 4, 2, 1),
+        _conv_workload("conv backward 1x256x32x32->128 k4 s2 p1 fp16", (1, 256, 32, 32), 128, 4, 2, 1, dtype=np.float16),
+        _conv_workload("conv backward 8x64x56x56->32 k3 s1 p1 fp32", (8, 64, 56, 56), 32, 3, 1, 1),
+        _conv_workload("conv backward depthwise 1x128x64x64 g128 k4 s2 p1 fp32", (1, 128, 64, 64), 128, 4, 2, 1, groups=128),
+        _conv_workload("conv backward 1x64x32x32->32 k3 s2 p1 output_padding 1 fp32", (1, 64, 32, 32), 32, 3, 2, 1, output_padding=1),
+        _conv_workload("conv backward 3-D 1x64x16x32x32->32 k2 s2 fp32", (1, 64, 16, 32, 32), 32, 2, 2, 0),
+        _conv_workload("conv forward 1x64x56x56->64 k3 s1 p1 fp32", (1, 64, 56, 56), 64, 3, 1, 1, backward=False),
+    ]
+
+
+WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads]
 
 
 # ---------------------------------------------------------------------------------------
@@ -186,7 +424,8 @@ def prepared_torch(workload: Workload, threads: int) -> tuple[Callable[[], None]
 
     assert workload.torch_fn is not None
     torch.set_num_threads(threads)
-    tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in workload.inputs.items()}
+    arrays = workload.torch_inputs(workload.inputs) if workload.torch_inputs is not None else workload.inputs
+    tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
     result: list[Any] = []
 
     def call() -> None:
@@ -218,6 +457,7 @@ class Row:
     gbs: float | None = None
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    gflops: float | None = None
 
 
 def bench_workload(workload: Workload, threads: int, *, include_numpy: bool) -> list[Row]:
@@ -232,13 +472,19 @@ def bench_workload(workload: Workload, threads: int, *, include_numpy: bool) -> 
     ]
     if torch_available():
         candidates.append(("pytorch", lambda: prepared_torch(workload, threads)))
+    if workload.numpy_peer is not None:
+        numpy_peer = workload.numpy_peer
+        candidates.append(("numpy", lambda: numpy_peer(workload.inputs)))
     if include_numpy:
         candidates.append(("dmlpy numpy", lambda: prepared_dmlpy(workload.desc, workload.inputs, "numpy", threads)))
     for impl, prepare in candidates:
         try:
             call, out = prepare()
             call()
-            got = out().astype(np.float64)
+            got = out()
+            if workload.peer_output is not None and not impl.startswith("dmlpy"):
+                got = workload.peer_output(got)
+            got = got.astype(np.float64)
         except Exception as error:  # noqa: BLE001 - a peer that cannot run a workload is reported, not fatal
             rows.append(Row(workload.name, threads, impl, None, note=f"n/a: {type(error).__name__}: {str(error).splitlines()[0][:80]}"))
             continue
@@ -248,7 +494,8 @@ def bench_workload(workload: Workload, threads: int, *, include_numpy: bool) -> 
             continue
         slow = impl == "dmlpy numpy"
         seconds = median_seconds(call, min_runs=3 if slow else 5, min_time=0.2 if slow else 0.4, warmup=1 if slow else 2)
-        rows.append(Row(workload.name, threads, impl, seconds, workload.bytes_moved / seconds / 1e9))
+        gflops = workload.flops / seconds / 1e9 if workload.flops else None
+        rows.append(Row(workload.name, threads, impl, seconds, workload.bytes_moved / seconds / 1e9, gflops=gflops))
     return rows
 
 
@@ -265,10 +512,12 @@ def overhead_rows() -> list[Row]:
     ]
 
 
-def print_table(rows: list[Row], copy_gbs: float) -> None:
-    print(f"\nmachine copy bandwidth (np.copyto, 1 thread): {copy_gbs:.1f} GB/s; cores: {CORES}\n")
-    print("| workload | threads | implementation | median ms | GB/s | % copy bw | vs fastest peer |")
-    print("|---|---|---|---|---|---|---|")
+def print_table(rows: list[Row], copy_gbs: float, matmul: dict[int, dict[str, Any]] | None = None) -> None:
+    print(f"\nmachine copy bandwidth (np.copyto, 1 thread): {copy_gbs:.1f} GB/s; cores: {CORES}")
+    for threads, peak in sorted((matmul or {}).items()):
+        print(f"machine matmul peak (np.matmul 2048x2048 float32, {threads} thread(s)): {peak['gflops']:.1f} GFLOP/s ({peak['kernel']})")
+    print("\n| workload | threads | implementation | median ms | GB/s | % copy bw | GFLOP/s | % matmul peak | vs fastest peer |")
+    print("|---|---|---|---|---|---|---|---|---|")
     groups: dict[tuple[str, int], list[Row]] = {}
     for row in rows:
         groups.setdefault((row.workload, row.threads), []).append(row)
@@ -277,13 +526,16 @@ def print_table(rows: list[Row], copy_gbs: float) -> None:
         fastest_peer = min(peers) if peers else None
         for r in group:
             if r.seconds is None:
-                print(f"| {name} | {threads} | {r.impl} | - | - | - | {r.note} |")
+                print(f"| {name} | {threads} | {r.impl} | - | - | - | - | - | {r.note} |")
                 continue
             ratio = f"{fastest_peer / r.seconds:.2f}x" if fastest_peer else "-"
             gbs = f"{r.gbs:.1f}" if r.gbs else "-"
             pct = f"{100 * r.gbs / copy_gbs:.0f}%" if r.gbs else "-"
             ms = f"{r.seconds * 1e3:.3f}" if r.seconds >= 1e-4 else f"{r.seconds * 1e6:.1f} us"
-            print(f"| {name} | {threads} | {r.impl} | {ms} | {gbs} | {pct} | {ratio} |")
+            gflops = f"{r.gflops:.1f}" if r.gflops else "-"
+            peak = (matmul or {}).get(threads, {}).get("gflops")
+            of_peak = f"{100 * r.gflops / peak:.0f}%" if r.gflops and peak else "-"
+            print(f"| {name} | {threads} | {r.impl} | {ms} | {gbs} | {pct} | {gflops} | {of_peak} | {ratio} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,10 +555,12 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_workload(workload, threads, include_numpy=not args.no_numpy and threads == CORES)
             print(f"done: {workload.name}, {threads} thread(s)", flush=True)
     rows += overhead_rows()
-    print_table(rows, copy_gbs)
+    thread_counts = sorted({int(t) for t in args.threads.split(",")})
+    matmul = {t: matmul_peak(t) for t in thread_counts} if any(w.flops for w in workloads) else {}
+    print_table(rows, copy_gbs, matmul)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"copy_gbs": copy_gbs, "cores": CORES, "rows": [r.__dict__ for r in rows]}, out, indent=2)
+            json.dump({"copy_gbs": copy_gbs, "cores": CORES, "matmul": matmul, "rows": [r.__dict__ for r in rows]}, out, indent=2)
     return 0
 
 

@@ -49,10 +49,41 @@ from dmlpy.graph import (
     output_edge,
 )
 from dmlpy.operators import DML_OPERATOR_DESC, operator_desc
+from dmlpy.operators.activation import (
+    DML_ACTIVATION_ELU_OPERATOR_DESC,
+    DML_ACTIVATION_GELU_OPERATOR_DESC,
+    DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_IDENTITY_OPERATOR_DESC,
+    DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_LINEAR_OPERATOR_DESC,
+    DML_ACTIVATION_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
+    DML_ACTIVATION_TANH_OPERATOR_DESC,
+    FusedActivation,
+)
+from dmlpy.operators.convolution import (
+    DML_CONVOLUTION_OPERATOR_DESC,
+    backward_output_size,
+    backward_output_size_range,
+    convolution_output_sizes,
+    forward_output_size,
+)
 from dmlpy.operators.pooling import (
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
     average_pooling_output_sizes,
+)
+from dmlpy.operators.space_depth import (
+    DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_DEPTH_TO_SPACE_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH_OPERATOR_DESC,
+    TensorFlowSpaceDepth,
+    depth_to_space_output_sizes,
+    space_to_depth_output_sizes,
+    tensorflow_depth_to_space,
+    tensorflow_space_to_depth,
 )
 from dmlpy.rules import REGISTRY as RULES
 from dmlpy.tensor import (
@@ -66,6 +97,22 @@ from dmlpy.tensor import (
 )
 
 __all__ = [
+    "DML_ACTIVATION_ELU_OPERATOR_DESC",
+    "DML_ACTIVATION_GELU_OPERATOR_DESC",
+    "DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC",
+    "DML_ACTIVATION_IDENTITY_OPERATOR_DESC",
+    "DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC",
+    "DML_ACTIVATION_LINEAR_OPERATOR_DESC",
+    "DML_ACTIVATION_RELU_OPERATOR_DESC",
+    "DML_ACTIVATION_SIGMOID_OPERATOR_DESC",
+    "DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC",
+    "DML_ACTIVATION_TANH_OPERATOR_DESC",
+    "DML_CONVOLUTION_OPERATOR_DESC",
+    "FusedActivation",
+    "backward_output_size",
+    "backward_output_size_range",
+    "convolution_output_sizes",
+    "forward_output_size",
     "DML_CONSTANT_DATA_GRAPH_NODE_DESC",
     "DML_GRAPH_DESC",
     "DML_GRAPH_EDGE_DESC",
@@ -83,6 +130,15 @@ __all__ = [
     "intermediate_edge",
     "operator_node",
     "output_edge",
+    "DML_DEPTH_TO_SPACE1_OPERATOR_DESC",
+    "DML_DEPTH_TO_SPACE_OPERATOR_DESC",
+    "DML_SPACE_TO_DEPTH1_OPERATOR_DESC",
+    "DML_SPACE_TO_DEPTH_OPERATOR_DESC",
+    "TensorFlowSpaceDepth",
+    "depth_to_space_output_sizes",
+    "space_to_depth_output_sizes",
+    "tensorflow_depth_to_space",
+    "tensorflow_space_to_depth",
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",
     "DML_AVERAGE_POOLING_OPERATOR_DESC",
     "DML_BINDING_DESC",

@@ -95,6 +95,74 @@ _add(
     )
 )
 
+# Reference 3.5-3.7: exactly 4-D; data types as the pages print each feature level's row.
+_SPACE_DEPTH_TYPES_2_1 = (DT.FLOAT32, DT.FLOAT16, DT.INT32, DT.INT16, DT.INT8, DT.UINT32, DT.UINT16, DT.UINT8)
+_SPACE_DEPTH_TYPES_5_0 = (
+    DT.FLOAT64, DT.FLOAT32, DT.FLOAT16, DT.INT64, DT.INT32, DT.INT16, DT.INT8, DT.UINT64, DT.UINT32, DT.UINT16, DT.UINT8,
+)  # fmt: skip
+_SPACE_DEPTH_ROWS = {
+    FL.LEVEL_1_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 4), FLOATS)),
+    FL.LEVEL_2_1: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 4), _SPACE_DEPTH_TYPES_2_1)),
+    FL.LEVEL_5_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 4), _SPACE_DEPTH_TYPES_5_0)),
+}
+for _op, _introduced, _page in (
+    (OP.SPACE_TO_DEPTH, FL.LEVEL_1_0, "ns-directml-dml_space_to_depth_operator_desc"),
+    (OP.DEPTH_TO_SPACE, FL.LEVEL_1_0, "ns-directml-dml_depth_to_space_operator_desc"),
+    (OP.SPACE_TO_DEPTH1, FL.LEVEL_2_1, "ns-directml-dml_space_to_depth1_operator_desc"),
+    (OP.DEPTH_TO_SPACE1, FL.LEVEL_2_1, "ns-directml-dml_depth_to_space1_operator_desc"),
+):
+    _add(OperatorSupport(_op, _introduced, _IN_OUT, {level: row for level, row in _SPACE_DEPTH_ROWS.items() if level >= _introduced}, _page))
+
+# Reference 3.4 and 3.9: CONVOLUTION's slots are InputTensor, FilterTensor, BiasTensor (optional), OutputTensor.
+# FL 1.0 to 3.1: 4 to 5 dims; FL 4.0 adds 3-D tensors (1-D convolution). FLOAT32/FLOAT16 throughout.
+_CONVOLUTION_TENSORS = ("InputTensor", "FilterTensor", "BiasTensor", "OutputTensor")
+_add(
+    OperatorSupport(
+        OP.CONVOLUTION,
+        FL.LEVEL_1_0,
+        (
+            TensorSlot("InputTensor", "input"),
+            TensorSlot("FilterTensor", "input"),
+            TensorSlot("BiasTensor", "input", optional=True),
+            TensorSlot("OutputTensor", "output"),
+        ),
+        {
+            FL.LEVEL_1_0: _same_for_all(_CONVOLUTION_TENSORS, TensorSupport((4, 5), FLOATS)),
+            FL.LEVEL_4_0: _same_for_all(_CONVOLUTION_TENSORS, TensorSupport((3, 5), FLOATS)),
+        },
+        "ns-directml-dml_convolution_operator_desc",
+    )
+)
+
+# Reference 3.8 (and each ns-directml-dml_activation_*_operator_desc page): FL 1.0 exactly 4-D,
+# FL 2.0 4 to 5, FL 3.0 1 to 8, FLOAT32/FLOAT16. GELU arrives at FL 5.1 with 1 to 8.
+_ACTIVATION_ROWS = {
+    FL.LEVEL_1_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 4), FLOATS)),
+    FL.LEVEL_2_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 5), FLOATS)),
+    FL.LEVEL_3_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((1, 8), FLOATS)),
+}
+for _op, _introduced, _page in (
+    (OP.ACTIVATION_ELU, FL.LEVEL_1_0, "ns-directml-dml_activation_elu_operator_desc"),
+    (OP.ACTIVATION_HARD_SIGMOID, FL.LEVEL_1_0, "ns-directml-dml_activation_hard_sigmoid_operator_desc"),
+    (OP.ACTIVATION_IDENTITY, FL.LEVEL_1_0, "ns-directml-dml_activation_identity_operator_desc"),
+    (OP.ACTIVATION_LEAKY_RELU, FL.LEVEL_1_0, "ns-directml-dml_activation_leaky_relu_operator_desc"),
+    (OP.ACTIVATION_LINEAR, FL.LEVEL_1_0, "ns-directml-dml_activation_linear_operator_desc"),
+    (OP.ACTIVATION_RELU, FL.LEVEL_1_0, "ns-directml-dml_activation_relu_operator_desc"),
+    (OP.ACTIVATION_SIGMOID, FL.LEVEL_1_0, "ns-directml-dml_activation_sigmoid_operator_desc"),
+    (OP.ACTIVATION_SOFTPLUS, FL.LEVEL_1_0, "ns-directml-dml_activation_softplus_operator_desc"),
+    (OP.ACTIVATION_TANH, FL.LEVEL_1_0, "ns-directml-dml_activation_tanh_operator_desc"),
+):
+    _add(OperatorSupport(_op, _introduced, _IN_OUT, dict(_ACTIVATION_ROWS), _page))
+_add(
+    OperatorSupport(
+        OP.ACTIVATION_GELU,
+        FL.LEVEL_5_1,
+        _IN_OUT,
+        {FL.LEVEL_5_1: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((1, 8), FLOATS))},
+        "ns-directml-dml_activation_gelu_operator_desc",
+    )
+)
+
 
 def data_type_supported(data_type: DT, feature_level: FL) -> bool:
     """What the emulated device answers to DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT.

@@ -36,12 +36,13 @@ PACKAGE_DIR = os.path.dirname(NATIVE_DIR)
 ROOT_DIR = os.path.dirname(PACKAGE_DIR)
 INCLUDE_DIR = os.path.join(ROOT_DIR, "include")
 
-SOURCES = [os.path.join(NATIVE_DIR, name) for name in ("dmlpy.c", "tensor.c", "parallel.c", "pooling.c")]
+SOURCES = [os.path.join(NATIVE_DIR, name) for name in ("dmlpy.c", "tensor.c", "parallel.c", "pooling.c", "space_depth.c", "convolution.c", "activation.c")]
 DEPENDS = [
     os.path.join(INCLUDE_DIR, "dmlpy", "dml_types.h"),
     os.path.join(INCLUDE_DIR, "dmlpy", "dmlpy.h"),
     os.path.join(NATIVE_DIR, "dmlpy_internal.h"),
     os.path.join(NATIVE_DIR, "half.h"),
+    os.path.join(NATIVE_DIR, "activation.h"),
 ]
 CDEF_PATH = os.path.join(NATIVE_DIR, "dmlpy.cdef")
 VERSION_PATH = os.path.join(PACKAGE_DIR, "_version.py")
@@ -112,7 +113,7 @@ def _build_options() -> dict:
         link_args: list[str] = []
     else:
         compile_args = ["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread", *_arch_flags(kind, compiler)]
-        libraries = ["pthread"]
+        libraries = ["pthread", "m"]
         link_args = ["-pthread"]
     return dict(
         sources=SOURCES,
@@ -131,8 +132,37 @@ def _build_options() -> dict:
     )
 
 
+class _NativeFFI(FFI):
+    """An FFI whose compile() names the sources relative to tmpdir when they lie inside it.
+
+    cffi's compile() runs distutils from inside tmpdir, and distutils mirrors an absolute source path
+    under the object directory (tmpdir/work/.../pooling.o). Relative paths keep the objects next to
+    their sources, e.g. ``compile(tmpdir=<repo root>)`` builds dmlpy/_native*.so in place.
+    """
+
+    def compile(self, tmpdir=".", verbose=0, target=None, debug=None):  # noqa: A003 - cffi's name
+        module_name, source, source_extension, kwds = self._assigned_source
+        base = os.path.abspath(tmpdir)
+
+        def rel(path: str) -> str:
+            try:
+                inside = os.path.isabs(path) and os.path.commonpath([path, base]) == base
+            except ValueError:  # different drives on Windows
+                inside = False
+            return os.path.relpath(path, base) if inside else path
+
+        local = dict(kwds)
+        for key in ("sources", "depends", "include_dirs"):
+            local[key] = [rel(path) for path in kwds.get(key, [])]
+        self._assigned_source = (module_name, source, source_extension, local)
+        try:
+            return super().compile(tmpdir=tmpdir, verbose=verbose, target=target, debug=debug)
+        finally:
+            self._assigned_source = (module_name, source, source_extension, kwds)
+
+
 def _make_ffibuilder() -> FFI:
-    builder = FFI()
+    builder = _NativeFFI()
     with open(CDEF_PATH, encoding="utf-8") as f:
         builder.cdef(f.read())
     builder.set_source("dmlpy._native", '#include "dmlpy/dmlpy.h"\n', **_build_options())

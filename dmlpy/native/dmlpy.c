@@ -19,6 +19,24 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_AVERAGE_POOLING:
     case DML_OPERATOR_AVERAGE_POOLING1:
         return dmlpy_average_pooling(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_SPACE_TO_DEPTH:
+    case DML_OPERATOR_DEPTH_TO_SPACE:
+    case DML_OPERATOR_SPACE_TO_DEPTH1:
+    case DML_OPERATOR_DEPTH_TO_SPACE1:
+        return dmlpy_space_depth(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_CONVOLUTION:
+        return dmlpy_convolution(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_ACTIVATION_ELU:
+    case DML_OPERATOR_ACTIVATION_HARD_SIGMOID:
+    case DML_OPERATOR_ACTIVATION_IDENTITY:
+    case DML_OPERATOR_ACTIVATION_LEAKY_RELU:
+    case DML_OPERATOR_ACTIVATION_LINEAR:
+    case DML_OPERATOR_ACTIVATION_RELU:
+    case DML_OPERATOR_ACTIVATION_SIGMOID:
+    case DML_OPERATOR_ACTIVATION_SOFTPLUS:
+    case DML_OPERATOR_ACTIVATION_TANH:
+    case DML_OPERATOR_ACTIVATION_GELU:
+        return dmlpy_activation(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }

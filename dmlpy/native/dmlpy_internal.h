@@ -76,4 +76,17 @@ uint64_t dmlpy_choose_grain(uint64_t items, unsigned threads);
 int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                               UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* SPACE_TO_DEPTH (68), DEPTH_TO_SPACE (69), DEPTH_TO_SPACE1 (113), SPACE_TO_DEPTH1 (114): space_depth.c. */
+int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                          UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
+/* CONVOLUTION (53): convolution.c. */
+int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                          UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
+/* ACTIVATION_IDENTITY, LINEAR, RELU, LEAKY_RELU, SIGMOID, TANH, ELU, HARD_SIGMOID, SOFTPLUS, GELU:
+ * activation.c. */
+int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                         UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 #endif /* DMLPY_NATIVE_INTERNAL_H */

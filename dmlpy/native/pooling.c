@@ -22,7 +22,6 @@
  *                   vectors along C.
  *   direct path   - anything else (huge W / OW / C): per output element, no scratch memory.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,7 +107,7 @@ static inline uint64_t tap_pos(const pool_plan* p, int i, uint64_t o, uint64_t k
 }
 
 static inline float reciprocal(uint64_t a, uint64_t b) {
-    /* Correctly rounded float 1/(a*b) for every divisor below 2^24; 1/0 = inf so 0 * inf = NaN. */
+    /* Equals 1.0f / (float)(a*b) (checked for every divisor up to 2^24); 1/0 = inf so 0 * inf = NaN. */
     return (float)(1.0 / ((double)a * (double)b));
 }
 
@@ -131,8 +130,6 @@ static inline __mmask16 tail_mask(uint64_t remaining) {
 }
 #endif
 
-/* acc = [acc +] rows[0] + rows[1] + ... (in that order), n contiguous elements per row. The row
- * buffer acc is padded: whole vectors are stored, input reads are masked to n elements. */
 #if defined(__GNUC__) || defined(__clang__)
 #define POOL_INLINE static inline __attribute__((always_inline))
 #else
@@ -142,43 +139,112 @@ static inline __mmask16 tail_mask(uint64_t remaining) {
 /* Rows accumulated per vertical sweep (each sweep reads and writes the row buffer once). */
 #define POOL_ROW_GROUP 8
 
-POOL_INLINE void vert_contig(const pool_plan* p, float* restrict acc, const char* const* rows, unsigned nr, uint64_t n,
-                        int add) {
-    uint64_t j;
-    unsigned q;
 #if defined(POOL_AVX512)
-    if (p->half) {
-        for (j = 0; j < n; j += 16) {
-            __mmask16 m = tail_mask(n - j);
-            __m512 v;
-            q = 0;
-            if (add) {
-                v = _mm512_load_ps(acc + j);
-            } else {
-                v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t*)rows[0] + j));
-                q = 1;
-            }
-            for (; q < nr; ++q) {
-                v = _mm512_add_ps(v, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t*)rows[q] + j)));
-            }
-            _mm512_store_ps(acc + j, v);
+/* Stores 16 results (masked) to the output at element offset off. */
+POOL_INLINE void store16(char* y, uint64_t off, __m512 v, __mmask16 m, int half, int masked) {
+    if (half) {
+        __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (masked) {
+            _mm256_mask_storeu_epi16((uint16_t*)y + off, m, h);
+        } else {
+            _mm256_storeu_si256((__m256i*)((uint16_t*)y + off), h);
         }
+    } else if (masked) {
+        _mm512_mask_storeu_ps((float*)y + off, m, v);
     } else {
-        for (j = 0; j < n; j += 16) {
-            __mmask16 m = tail_mask(n - j);
-            __m512 v;
-            q = 0;
-            if (add) {
-                v = _mm512_load_ps(acc + j);
-            } else {
-                v = _mm512_maskz_loadu_ps(m, (const float*)rows[0] + j);
-                q = 1;
+        _mm512_storeu_ps((float*)y + off, v);
+    }
+}
+
+/* Window sum of 16 outputs starting at output j: sum_k a[(j + l)*s + k*d], l < 16, k in increasing order.
+ * s is 1 or 2; for s = 2, d = 1, w <= 3 the taps share two or three loads. */
+POOL_INLINE __m512 hsum16(const float* a, uint64_t j, uint64_t s, uint64_t d, uint64_t w) {
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    uint64_t k;
+    __m512 v;
+    if (s == 1) {
+        const float* b = a + j;
+        v = _mm512_loadu_ps(b);
+        for (k = 1; k < w; ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(b + k * d));
+        return v;
+    }
+    {
+        const float* b = a + 2 * j;
+        __m512 lo = _mm512_loadu_ps(b), hi = _mm512_loadu_ps(b + 16);
+        v = _mm512_permutex2var_ps(lo, even, hi);
+        if (d == 1 && w <= 3) {
+            if (w >= 2) v = _mm512_add_ps(v, _mm512_permutex2var_ps(lo, odd, hi));
+            if (w == 3) {
+                /* The third tap is the even lanes of b[2 .. 33]: shift lo:hi:b[32..47] by two. */
+                __m512i l = _mm512_castps_si512(lo), h = _mm512_castps_si512(hi);
+                __m512i h2 = _mm512_castps_si512(_mm512_loadu_ps(b + 32));
+                __m512 lo2 = _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 2));
+                __m512 hi2 = _mm512_castsi512_ps(_mm512_alignr_epi32(h2, h, 2));
+                v = _mm512_add_ps(v, _mm512_permutex2var_ps(lo2, even, hi2));
             }
-            for (; q < nr; ++q) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, (const float*)rows[q] + j));
-            _mm512_store_ps(acc + j, v);
+            return v;
         }
+        for (k = 1; k < w; ++k) {
+            const float* bk = b + k * d;
+            v = _mm512_add_ps(v, _mm512_permutex2var_ps(_mm512_loadu_ps(bk), even, _mm512_loadu_ps(bk + 16)));
+        }
+        return v;
+    }
+}
+
+/* Loads 16 elements (masked: lanes outside m read nothing and are 0) as floats. */
+POOL_INLINE __m512 load16(const char* row, uint64_t j, __mmask16 m, int half, int masked) {
+    if (half) {
+        const uint16_t* h = (const uint16_t*)row + j;
+        return _mm512_cvtph_ps(masked ? _mm256_maskz_loadu_epi16(m, h) : _mm256_loadu_si256((const __m256i*)h));
+    }
+    return masked ? _mm512_maskz_loadu_ps(m, (const float*)row + j) : _mm512_loadu_ps((const float*)row + j);
+}
+
+/* One 16-lane column block of the vertical sum. */
+POOL_INLINE void vert_block(float* restrict acc, const char* const* rows, unsigned nr, uint64_t j, __mmask16 m,
+                            int add, int half, int masked) {
+    unsigned q = 0;
+    __m512 v;
+    if (add) {
+        v = _mm512_load_ps(acc + j);
+    } else {
+        v = load16(rows[0], j, m, half, masked);
+        q = 1;
+    }
+    for (; q < nr; ++q) v = _mm512_add_ps(v, load16(rows[q], j, m, half, masked));
+    _mm512_store_ps(acc + j, v);
+}
+
+POOL_INLINE void vert_contig_t(float* restrict acc, const char* const* rows, unsigned nr, uint64_t n, int add,
+                               int half) {
+    uint64_t j = 0;
+    for (; j + 16 <= n; j += 16) vert_block(acc, rows, nr, j, 0xFFFF, add, half, 0);
+    if (j < n) vert_block(acc, rows, nr, j, tail_mask(n - j), add, half, 1);
+}
+#endif
+
+/* acc = [acc +] rows[0] + rows[1] + ... (in that order), n contiguous elements per row. acc is 64-byte
+ * aligned and padded: whole vectors are stored; input reads are masked to n elements. */
+POOL_INLINE void vert_contig(const pool_plan* p, float* restrict acc, const char* const* rows, unsigned nr,
+                             uint64_t n, int add) {
+#if defined(POOL_AVX512)
+    /* Constant flags, so each combination compiles to its own loop. */
+    if (p->half) {
+        if (add) {
+            vert_contig_t(acc, rows, nr, n, 1, 1);
+        } else {
+            vert_contig_t(acc, rows, nr, n, 0, 1);
+        }
+    } else if (add) {
+        vert_contig_t(acc, rows, nr, n, 1, 0);
+    } else {
+        vert_contig_t(acc, rows, nr, n, 0, 0);
     }
 #else
+    uint64_t j;
+    unsigned q;
     for (q = 0; q < nr; ++q) {
         if (p->half) {
             if (add || q > 0) {
@@ -229,25 +295,8 @@ static void window_sum(float* restrict t, const float* restrict a, uint64_t n, u
                        uint64_t w) {
     uint64_t j, k;
 #if defined(POOL_AVX512)
-    if (s == 1) {
-        for (j = 0; j < n; j += 16) {
-            __m512 v = _mm512_loadu_ps(a + j);
-            for (k = 1; k < w; ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(a + j + k * d));
-            _mm512_storeu_ps(t + j, v);
-        }
-        return;
-    }
-    if (s == 2) {
-        const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-        for (j = 0; j < n; j += 16) {
-            const float* b = a + 2 * j;
-            __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(b), even, _mm512_loadu_ps(b + 16));
-            for (k = 1; k < w; ++k) {
-                const float* bk = b + k * d;
-                v = _mm512_add_ps(v, _mm512_permutex2var_ps(_mm512_loadu_ps(bk), even, _mm512_loadu_ps(bk + 16)));
-            }
-            _mm512_storeu_ps(t + j, v);
-        }
+    if (s <= 2) {
+        for (j = 0; j < n; j += 16) _mm512_storeu_ps(t + j, hsum16(a, j, s, d, w));
         return;
     }
 #endif
@@ -267,8 +316,8 @@ static void window_sum(float* restrict t, const float* restrict a, uint64_t n, u
 }
 
 /* y[j*stride] = t[j] * scale[j], j < n. */
-POOL_INLINE void row_store(const pool_plan* p, uint64_t elem_offset, const float* restrict t, const float* restrict scale,
-                      uint64_t n, uint64_t stride) {
+POOL_INLINE void row_store(const pool_plan* p, uint64_t elem_offset, const float* restrict t,
+                           const float* restrict scale, uint64_t n, uint64_t stride) {
     uint64_t j;
     if (p->half) {
         uint16_t* y = (uint16_t*)p->y + elem_offset;
@@ -349,33 +398,27 @@ POOL_INLINE void store_one(const pool_plan* p, uint64_t elem_offset, float v) {
 }
 
 #if defined(POOL_AVX512)
+POOL_INLINE void window_sum_store_t(char* y, uint64_t elem_offset, const float* restrict a, uint64_t n, uint64_t s,
+                                    uint64_t d, uint64_t w, const float* restrict scale, int half) {
+    uint64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512 v = _mm512_mul_ps(hsum16(a, j, s, d, w), _mm512_loadu_ps(scale + j));
+        store16(y, elem_offset + j, v, 0xFFFF, half, 0);
+    }
+    if (j < n) {
+        __m512 v = _mm512_mul_ps(hsum16(a, j, s, d, w), _mm512_loadu_ps(scale + j));
+        store16(y, elem_offset + j, v, tail_mask(n - j), half, 1);
+    }
+}
+
 /* Interior outputs straight to a contiguous output row: y[j] = (sum_k a[j*s + k*d]) * scale[j], j < n.
- * Only s = 1 and s = 2 come here. */
+ * Only s = 1 and s = 2 come here. a has POOL_ROW_SLACK readable floats past the last one used. */
 static void window_sum_store(const pool_plan* p, uint64_t elem_offset, const float* restrict a, uint64_t n,
                              uint64_t s, uint64_t d, uint64_t w, const float* restrict scale) {
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    uint64_t j, k;
-    for (j = 0; j < n; j += 16) {
-        __m512 v;
-        __mmask16 m = tail_mask(n - j);
-        if (s == 1) {
-            v = _mm512_loadu_ps(a + j);
-            for (k = 1; k < w; ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(a + j + k * d));
-        } else {
-            const float* b = a + 2 * j;
-            v = _mm512_permutex2var_ps(_mm512_loadu_ps(b), even, _mm512_loadu_ps(b + 16));
-            for (k = 1; k < w; ++k) {
-                const float* bk = b + k * d;
-                v = _mm512_add_ps(v, _mm512_permutex2var_ps(_mm512_loadu_ps(bk), even, _mm512_loadu_ps(bk + 16)));
-            }
-        }
-        v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + j));
-        if (p->half) {
-            _mm256_mask_storeu_epi16((uint16_t*)p->y + elem_offset + j, m,
-                                     _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        } else {
-            _mm512_mask_storeu_ps((float*)p->y + elem_offset + j, m, v);
-        }
+    if (p->half) {
+        window_sum_store_t(p->y, elem_offset, a, n, s, d, w, scale, 1);
+    } else {
+        window_sum_store_t(p->y, elem_offset, a, n, s, d, w, scale, 0);
     }
 }
 #endif
@@ -386,15 +429,22 @@ POOL_INLINE void row_vertical(const pool_plan* p, const row_iter* it, float* res
     const pool_taps* td = &p->taps[0][it->od];
     const pool_taps* th = &p->taps[1][it->oh];
     const char* xplane = p->x + (it->n * p->xs_n + it->c * p->xs_c) * esize;
+    /* Byte steps between consecutive taps along D and H. */
+    const uint64_t step_d = p->dil[0] * p->xs[0] * esize, step_h = p->dil[1] * p->xs[1] * esize;
     const char* rows[POOL_ROW_GROUP];
+    uint64_t off_d; /* byte offsets from xplane (kept as integers: the one past the last tap is never used) */
     unsigned nr = 0;
     int first = 1;
     uint64_t kd, kh;
-    if (p->cols == 0) return;
-    for (kd = td->k0; kd < td->k1; ++kd) {
-        const char* xd = xplane + tap_pos(p, 0, it->od, kd) * p->xs[0] * esize;
-        for (kh = th->k0; kh < th->k1; ++kh) {
-            rows[nr++] = xd + tap_pos(p, 1, it->oh, kh) * p->xs[1] * esize;
+    if (p->cols == 0 || td->k0 >= td->k1 || th->k0 >= th->k1) {
+        memset(acc, 0, (size_t)p->cols * sizeof(float));
+        return;
+    }
+    off_d = (tap_pos(p, 0, it->od, td->k0) * p->xs[0] + tap_pos(p, 1, it->oh, th->k0) * p->xs[1]) * esize;
+    for (kd = td->k0; kd < td->k1; ++kd, off_d += step_d) {
+        uint64_t off_h = off_d;
+        for (kh = th->k0; kh < th->k1; ++kh, off_h += step_h) {
+            rows[nr++] = xplane + off_h;
             if (nr == POOL_ROW_GROUP) {
                 if (p->xs[2] == 1) {
                     vert_contig(p, acc, rows, nr, p->cols, !first);
@@ -412,9 +462,7 @@ POOL_INLINE void row_vertical(const pool_plan* p, const row_iter* it, float* res
         } else {
             vert_strided(p, acc, rows, nr, p->cols, p->xs[2], !first);
         }
-        first = 0;
     }
-    if (first) memset(acc, 0, (size_t)p->cols * sizeof(float));
 }
 
 /* Prefetches the input rows that output row `it` adds to those of the previous output row. */
@@ -425,10 +473,11 @@ POOL_INLINE void row_prefetch(const pool_plan* p, const row_iter* it) {
     const char* plane = p->x + (it->n * p->xs_n + it->c * p->xs_c) * esize;
     uint64_t kh_from = ph->k1 - ph->k0 > p->str[1] ? ph->k1 - p->str[1] : ph->k0;
     uint64_t kd, kh;
+    if (kh_from >= ph->k1) return;
     for (kd = pd->k0; kd < pd->k1; ++kd) {
-        const char* ad = plane + tap_pos(p, 0, it->od, kd) * p->xs[0] * esize;
-        for (kh = kh_from; kh < ph->k1; ++kh) {
-            prefetch_bytes(ad + tap_pos(p, 1, it->oh, kh) * p->xs[1] * esize, p->cols * esize);
+        uint64_t off = (tap_pos(p, 0, it->od, kd) * p->xs[0] + tap_pos(p, 1, it->oh, kh_from) * p->xs[1]) * esize;
+        for (kh = kh_from; kh < ph->k1; ++kh, off += p->dil[1] * p->xs[1] * esize) {
+            prefetch_bytes(plane + off, p->cols * esize);
         }
     }
 }
@@ -534,6 +583,7 @@ static void run_pixels(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
     float* sum = (float*)(p->scratch + (size_t)worker * p->scratch_stride);
     float* col = sum + p->out_len;
     float* scale = col + p->out_len;
+    const uint64_t step_d = p->dil[0] * p->xs[0] * esize, step_h = p->dil[1] * p->xs[1] * esize;
     float cached_f = 0.0f;
     int have_scale = 0;
     uint64_t n, od, oh, ow, r, t, i;
@@ -554,16 +604,19 @@ static void run_pixels(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
         int first_col = 1;
 
         if (td->k0 < td->k1 && th->k0 < th->k1) {
+            const uint64_t off0 =
+                (n * p->xs_n + tap_pos(p, 0, od, td->k0) * p->xs[0] + tap_pos(p, 1, oh, th->k0) * p->xs[1]) * esize;
             for (kw = tw->k0; kw < tw->k1; ++kw) {
                 float* dst = first_col ? sum : col;
-                const char* xw = p->x + (n * p->xs_n + tap_pos(p, 2, ow, kw) * p->xs[2]) * esize;
+                const char* xw = p->x + off0 + tap_pos(p, 2, ow, kw) * p->xs[2] * esize;
                 const char* rows[POOL_ROW_GROUP];
                 unsigned nr = 0;
                 int first = 1;
-                for (kd = td->k0; kd < td->k1; ++kd) {
-                    const char* xd = xw + tap_pos(p, 0, od, kd) * p->xs[0] * esize;
-                    for (kh = th->k0; kh < th->k1; ++kh) {
-                        rows[nr++] = xd + tap_pos(p, 1, oh, kh) * p->xs[1] * esize;
+                uint64_t off_d = 0; /* byte offsets from xw */
+                for (kd = td->k0; kd < td->k1; ++kd, off_d += step_d) {
+                    uint64_t off_h = off_d;
+                    for (kh = th->k0; kh < th->k1; ++kh, off_h += step_h) {
+                        rows[nr++] = xw + off_h;
                         if (nr == POOL_ROW_GROUP) {
                             vert_contig(p, dst, rows, nr, C, !first);
                             first = 0;

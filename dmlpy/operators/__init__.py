@@ -143,6 +143,9 @@ def tensor_fields(desc: Any) -> list[str]:
 
 def _ensure_families_loaded() -> None:
     from dmlpy.operators import pooling  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import space_depth  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import activation  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import convolution  # noqa: F401, PLC0415 - registration side effect
 
 
 _ensure_families_loaded()

@@ -1,0 +1,1713 @@
+/*
+ * convolution.c - DML_OPERATOR_CONVOLUTION (53): FORWARD and BACKWARD directions, CONVOLUTION and
+ * CROSS_CORRELATION modes, FLOAT32 and FLOAT16 (float32 accumulation, one rounding at the end), 1 to 3
+ * spatial dims, groups, dilations, start/end/output padding, optional bias, optional fused activation,
+ * any element strides on every tensor.
+ *
+ * Semantics: notes/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
+ * flipped along every spatial axis in Mode CONVOLUTION. Spatial sizes: in, out; computed outputs are
+ * o < outc = out - OutputPadding (the trailing OutputPadding positions are 0 before bias/activation).
+ *   FORWARD   y[n, oc, o] = sum_{ic, k} x[n, g*Cin_g + ic, o*s + k*d - sp] * W'[oc, ic, k]
+ *   BACKWARD  y[n, g*Cout_g + oc, o] = sum over ci of group g and taps k with o + sp - k*d = i*s,
+ *             0 <= i < in, of x[n, ci, i] * W'[ci, oc, k]   (the scatter form, written as a gather)
+ *   then y += bias[oc], y = act(y).
+ *
+ * Fast path: an implicit GEMM over "phases", every output element computed once (so bias and
+ * activation are applied in the same pass and nothing is scattered or accumulated in the output).
+ *   BACKWARD is split, per spatial dim, into s output phases r (outputs o = r + s*t). Within one phase
+ *   the taps that reach it are fixed and the input index is t + c_k: a stride-1 forward correlation.
+ *   FORWARD is one phase whose input index is o*s + k*d; the input is split into sub-rows per dim (sub-row
+ *   q holds positions j*s + q), which makes it o + c_k inside one sub-row as well.
+ * One packed, zero-padded float32 copy of the input serves every phase:
+ *   xp[n][sub][jd][jh][c][jw]   (all channels of one row next to each other)
+ * and element (phase grid point (td, th, tw), channel ic, tap) sits at
+ *   xp + row(td, th) + ic*Lw + tw + tapoff(tap)
+ * so 16 consecutive tw of one grid row are one vector load, and a tap's loads over the channels walk
+ * memory with a constant stride (hardware-prefetch friendly, few pages).
+ * Per (group, phase): C[oc, p] = sum_kk A[kk][oc] * B[kk][p], kk = tap*Cin_g + ic, where A is W'
+ * repacked in MR-row panels and B is read straight from xp. The micro-kernel keeps an MR x (16*NV)
+ * tile in registers (AVX-512: 8 x 32 = 16 zmm accumulators; each of the NV vectors is 16 positions of
+ * some grid row, so tiles pack short rows densely), broadcasting A and FMA-ing B. K is blocked (KC steps)
+ * so one tile's B block stays in L1 while every M block and W phase consumes it; partial sums live in a
+ * per-thread tile buffer. The epilogue adds the bias, applies the activation, interleaves the two W
+ * phases of a stride-2 BACKWARD row with permutes, converts and stores (vector stores for unit output W
+ * stride, scalar stores otherwise).
+ * Threads take work items (n, group, D/H phase, run of tiles); packing is a parallel pass before.
+ *
+ * Direct path: everything the fast path does not take (very large strides, kernels, dilations or
+ * paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "activation.h"
+#include "dmlpy_internal.h"
+#include "half.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(DMLPY_NO_AVX512)
+#include <immintrin.h>
+#define CONV_AVX512 1
+#endif
+
+#if !defined(__STDC_NO_ATOMICS__) && !defined(_MSC_VER)
+#include <stdatomic.h>
+#define CONV_SCRATCH_CACHE 1
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CONV_INLINE static inline __attribute__((always_inline))
+#else
+#define CONV_INLINE static inline
+#endif
+
+/* Micro-tile: MR output channels x NV vectors of 16 output positions. */
+#define CONV_MR 8
+#ifndef CONV_NV
+#define CONV_NV 2
+#endif
+#define CONV_NR (16 * CONV_NV)
+/* K steps per block (B block of one tile: KC rows of 16*NV floats, kept in L1). */
+#ifndef CONV_KC
+#define CONV_KC 128
+#endif
+
+/* Fast-path limits (beyond them: direct path). */
+#define CONV_MAX_K 256       /* taps per spatial dim */
+#define CONV_MAX_S 64        /* strides (phases / sub-rows per dim) */
+#define CONV_MAX_PHASES 4096 /* phases over all dims */
+#ifndef CONV_SCRATCH_CAP
+#define CONV_SCRATCH_CAP ((uint64_t)1 << 31) /* bytes of scratch at most */
+#endif
+/* Scratch blocks up to this size are kept for the next call (one block per process). */
+#ifndef CONV_SCRATCH_KEEP
+#define CONV_SCRATCH_KEEP ((uint64_t)64 << 20)
+#endif
+/* Output size from which float32 results are stored non-temporally. */
+#ifndef CONV_NT_BYTES
+#define CONV_NT_BYTES ((uint64_t)6 << 20)
+#endif
+/* Floats of readable zeros after xp: vectors of the last row run up to 16 floats + tap offset past it. */
+#define CONV_XP_SLACK 64
+
+#ifdef CONV_TIMING
+#include <stdio.h>
+#include <time.h>
+static double conv_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+double conv_acc[4];
+#define CONV_T0 double t0_ = conv_now();
+#define CONV_T1(name) conv_acc[name[0] == 'p'] += conv_now() - t0_;
+#else
+#define CONV_T0
+#define CONV_T1(name)
+#endif
+
+/* ---- plan ------------------------------------------------------------------------------------------ */
+
+typedef struct conv_dim {
+    uint64_t in, out, outc, k, s, d, sp, ep, op;
+    /* fast path geometry */
+    uint64_t nphase;                    /* output phases: s (BACKWARD) or 1 (FORWARD) */
+    uint64_t ostep;                     /* output positions between consecutive t of a phase */
+    uint64_t T[CONV_MAX_S];             /* grid points of each phase (t < T[r]) */
+    uint64_t nsub;                      /* sub-rows of xp along this dim */
+    int64_t sub_start[CONV_MAX_S];      /* input position of element 0 of each sub-row */
+    uint64_t step;                      /* input positions between consecutive sub-row elements */
+    uint64_t len;                       /* elements per sub-row */
+    uint32_t tap_first[CONV_MAX_S + 1]; /* taps of phase r: tap_first[r] .. tap_first[r+1]-1 */
+    uint32_t tap_k[CONV_MAX_K];         /* filter index (before the Mode flip) */
+    uint32_t tap_sub[CONV_MAX_K];       /* sub-row */
+    uint64_t tap_c[CONV_MAX_K];         /* element offset inside the sub-row */
+} conv_dim;
+
+typedef struct conv_phase {
+    uint64_t r[3];      /* phase along D, H, W */
+    uint64_t ntaps;     /* product of the per-dim tap counts */
+    uint64_t K;         /* Cin_g * ntaps */
+    uint64_t a_offset;  /* floats from the start of a group's A panels */
+    uint64_t off_index; /* first entry in the offset table */
+} conv_phase;
+
+typedef struct conv_plan {
+    int half, backward, flip;
+    dmlpy_act act;
+    uint64_t N, Cin, Cout, G, Cin_g, Cout_g;
+    conv_dim dim[3]; /* D, H, W; unused dims have size 1 */
+    uint64_t xs_n, xs_c, xs[3];
+    uint64_t ws_0, ws_1, ws[3];
+    uint64_t ys_n, ys_c, ys[3];
+    uint64_t bs_c;
+    const char* x;
+    const char* w;
+    const char* b; /* NULL: no bias */
+    char* y;
+
+    /* fast path */
+    uint64_t nphase; /* total phases */
+    conv_phase* phases;
+    uint64_t mblocks; /* ceil(Cout_g / MR) */
+    unsigned mr_tail; /* width of the last M block (1, 2, 4 or 8) */
+    uint64_t a_group; /* floats of A panels per group */
+    float* a;         /* packed filter */
+    int64_t* off;     /* offset table */
+    /* xp layout. Rows (R): [n][sub][jd][jh][c][jw], a 16-wide slot is 16 columns of one grid row.
+     * Planes (P): [n][sub][c][jd][jh][jw], a slot is 16 consecutive positions p = td*Lh*Lw + th*Lw + tw
+     * of the flattened grid (spanning rows; the Lw - T columns between rows are computed and dropped).
+     * P wastes fewer lanes when T along W is not a multiple of 16. */
+    int planes;
+    uint64_t xc, xd, xh; /* floats between channels, D rows, H rows of xp */
+    uint64_t sub_floats; /* Cin * Ld * Lh * Lw */
+    uint64_t n_floats;   /* nsub_total * sub_floats */
+    int ic_major;        /* kk = ic*ntaps + tap (else tap*Cin_g + ic) */
+    float* xp;           /* packed input */
+    uint64_t xp_items;   /* pack items (n, sub, jd, c) */
+    uint64_t nsub_total;
+    uint64_t spr;        /* 16-wide slots per grid row */
+    uint64_t tiles_max;  /* tiles of the largest (D, H) phase */
+    uint64_t tiles_per_chunk, nchunks;
+    uint64_t compute_items, fill_items, pack_a_items;
+    uint64_t a_icb; /* input channels per A pack item */
+    int w_spatial_packed; /* filter spatial dims packed row-major (Kvol contiguous elements) */
+    float* tiles; /* per-worker C tiles */
+    uint64_t tile_floats;
+    int fill_needed;
+    int nt;          /* non-temporal output stores */
+    /* depthwise path */
+    uint64_t dw_rows;      /* grid rows (th) per item */
+    uint64_t dw_chunks;    /* items per (n, g) */
+    uint64_t dw_buf_floats; /* per-worker buffer: packed input rows, then weights and a row buffer */
+    float* dw_buf;
+} conv_plan;
+
+/* ---- element access ------------------------------------------------------------------------------ */
+
+CONV_INLINE float load_elem(int half, const char* base, uint64_t index) {
+    return half ? dmlpy_h2f(((const uint16_t*)base)[index]) : ((const float*)base)[index];
+}
+
+CONV_INLINE void store_elem(int half, char* base, uint64_t index, float v) {
+    if (half) {
+        ((uint16_t*)base)[index] = dmlpy_f2h(v);
+    } else {
+        ((float*)base)[index] = v;
+    }
+}
+
+static inline float bias_of(const conv_plan* p, uint64_t oc) {
+    return p->b ? load_elem(p->half, p->b, oc * p->bs_c) : 0.0f;
+}
+
+/* ---- direct path ----------------------------------------------------------------------------------- */
+
+/* Output rows (n, oc, od, oh), every ow, by the gather form. */
+static void direct_rows(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const conv_plan* p = (const conv_plan*)vp;
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t row;
+    (void)worker;
+    for (row = begin; row < end; ++row) {
+        uint64_t oh = row % H->out, t = row / H->out;
+        uint64_t od = t % D->out;
+        uint64_t oc, n, g, ocg, ow;
+        float bias;
+        t /= D->out;
+        oc = t % p->Cout;
+        n = t / p->Cout;
+        g = oc / p->Cout_g;
+        ocg = oc % p->Cout_g;
+        bias = bias_of(p, oc);
+        for (ow = 0; ow < W->out; ++ow) {
+            float acc = 0.0f;
+            uint64_t o[3];
+            uint64_t yi = n * p->ys_n + oc * p->ys_c + od * p->ys[0] + oh * p->ys[1] + ow * p->ys[2];
+            o[0] = od;
+            o[1] = oh;
+            o[2] = ow;
+            if (od < D->outc && oh < H->outc && ow < W->outc) {
+                uint64_t ic, kk[3];
+                for (ic = 0; ic < p->Cin_g; ++ic) {
+                    uint64_t ci = g * p->Cin_g + ic;
+                    for (kk[0] = 0; kk[0] < D->k; ++kk[0]) {
+                        for (kk[1] = 0; kk[1] < H->k; ++kk[1]) {
+                            for (kk[2] = 0; kk[2] < W->k; ++kk[2]) {
+                                uint64_t pos[3], kf[3], xi, wi;
+                                int i, ok = 1;
+                                for (i = 0; i < 3; ++i) {
+                                    const conv_dim* dm = &p->dim[i];
+                                    uint64_t kd = kk[i] * dm->d; /* k, d < 2^32: no overflow */
+                                    if (!p->backward) {
+                                        /* input position o*s + k*d - sp (o, s < 2^32) */
+                                        uint64_t a = o[i] * dm->s;
+                                        if (kd > UINT64_MAX - a) {
+                                            ok = 0;
+                                            break;
+                                        }
+                                        a += kd;
+                                        if (a < dm->sp || a - dm->sp >= dm->in) {
+                                            ok = 0;
+                                            break;
+                                        }
+                                        pos[i] = a - dm->sp;
+                                    } else {
+                                        /* o + sp - k*d = i*s with 0 <= i < in */
+                                        uint64_t a = o[i] + dm->sp;
+                                        if (a < kd) {
+                                            ok = 0;
+                                            break;
+                                        }
+                                        a -= kd;
+                                        if (a % dm->s != 0 || a / dm->s >= dm->in) {
+                                            ok = 0;
+                                            break;
+                                        }
+                                        pos[i] = a / dm->s;
+                                    }
+                                    kf[i] = p->flip ? dm->k - 1 - kk[i] : kk[i];
+                                }
+                                if (!ok) continue;
+                                xi = n * p->xs_n + ci * p->xs_c + pos[0] * p->xs[0] + pos[1] * p->xs[1] +
+                                     pos[2] * p->xs[2];
+                                wi = p->backward ? ci * p->ws_0 + ocg * p->ws_1 : oc * p->ws_0 + ic * p->ws_1;
+                                wi += kf[0] * p->ws[0] + kf[1] * p->ws[1] + kf[2] * p->ws[2];
+                                acc += load_elem(p->half, p->x, xi) * load_elem(p->half, p->w, wi);
+                            }
+                        }
+                    }
+                }
+            }
+            store_elem(p->half, p->y, yi, dmlpy_act_scalar(&p->act, acc + bias));
+        }
+    }
+}
+
+/* ---- fast path: geometry ----------------------------------------------------------------------------- */
+
+/* Fills the fast-path fields of one dim. Returns 0 when the dim is outside the fast path's limits. */
+static int plan_dim(conv_dim* dm, int backward) {
+    uint64_t k, r;
+    if (dm->k > CONV_MAX_K || dm->s > CONV_MAX_S) return 0;
+    if (dm->d > ((uint64_t)1 << 24) || dm->sp > ((uint64_t)1 << 40)) return 0;
+    if (!backward) {
+        /* One phase, all taps. Tap k reads input position o*s + k*d - sp = (o + c)*s + q - sp with
+         * q = (k*d) mod s, c = (k*d) div s: element o + c of the sub-row of q. */
+        uint64_t cmax = 0;
+        dm->nphase = 1;
+        dm->ostep = 1;
+        dm->T[0] = dm->outc;
+        dm->step = dm->s;
+        dm->nsub = 0;
+        dm->tap_first[0] = 0;
+        for (k = 0; k < dm->k; ++k) {
+            uint64_t kd = k * dm->d, q = kd % dm->s, c = kd / dm->s, u;
+            int64_t start = (int64_t)q - (int64_t)dm->sp;
+            for (u = 0; u < dm->nsub; ++u) {
+                if (dm->sub_start[u] == start) break;
+            }
+            if (u == dm->nsub) dm->sub_start[dm->nsub++] = start;
+            dm->tap_k[k] = (uint32_t)k;
+            dm->tap_sub[k] = (uint32_t)u;
+            dm->tap_c[k] = c;
+            if (c > cmax) cmax = c;
+        }
+        dm->tap_first[1] = (uint32_t)dm->k;
+        dm->len = dm->outc + cmax;
+    } else {
+        /* s phases. Output o = r + s*t receives tap k when r + sp - k*d = s*c_k; input index t + c_k. */
+        int64_t cmin = 0, jmax = 0;
+        int any = 0;
+        uint64_t ntap = 0;
+        const int64_t ss = (int64_t)dm->s;
+        dm->nphase = dm->s;
+        dm->ostep = dm->s;
+        dm->step = 1;
+        dm->nsub = 1;
+        for (r = 0; r < dm->s; ++r) dm->T[r] = dm->outc > r ? (dm->outc - r + dm->s - 1) / dm->s : 0;
+        for (r = 0; r < dm->s; ++r) {
+            dm->tap_first[r] = (uint32_t)ntap;
+            for (k = 0; k < dm->k; ++k) {
+                int64_t num = (int64_t)r + (int64_t)dm->sp - (int64_t)(k * dm->d), c;
+                if (num % ss != 0) continue;
+                c = num / ss;
+                dm->tap_k[ntap] = (uint32_t)k;
+                dm->tap_sub[ntap] = 0;
+                dm->tap_c[ntap] = (uint64_t)c; /* rebased below */
+                ++ntap;
+                if (dm->T[r] == 0) continue;
+                if (!any || c < cmin) cmin = c;
+                if (!any || c + (int64_t)dm->T[r] - 1 > jmax) jmax = c + (int64_t)dm->T[r] - 1;
+                any = 1;
+            }
+        }
+        dm->tap_first[dm->s] = (uint32_t)ntap;
+        if (!any) cmin = jmax = 0;
+        for (r = 0; r < dm->s; ++r) {
+            for (k = dm->tap_first[r]; k < dm->tap_first[r + 1]; ++k) {
+                /* Taps of phases without outputs are never read; keep their offsets in range anyway. */
+                dm->tap_c[k] = dm->T[r] == 0 ? 0 : (uint64_t)((int64_t)dm->tap_c[k] - cmin);
+            }
+        }
+        dm->sub_start[0] = cmin;
+        dm->len = (uint64_t)(jmax - cmin + 1);
+        /* Grid rows are len apart in the planes layout: every phase's T must fit (phases without taps
+         * can have one more point than those with). */
+        if (dm->len < dm->T[0]) dm->len = dm->T[0];
+    }
+    if (dm->len == 0) dm->len = 1;
+    return 1;
+}
+
+/* ---- fast path: packing -------------------------------------------------------------------------- */
+
+/* Input position of element j of sub-row u along dm, or -1 for padding. */
+static inline int64_t sub_pos(const conv_dim* dm, uint64_t u, uint64_t j) {
+    int64_t pos = dm->sub_start[u] + (int64_t)(j * dm->step);
+    return (pos < 0 || (uint64_t)pos >= dm->in) ? -1 : pos;
+}
+
+/* Copies count input elements (element stride xstride from xi) to dst as float32. */
+CONV_INLINE void copy_in(const conv_plan* p, float* restrict dst, uint64_t xi, uint64_t xstride, uint64_t count) {
+    uint64_t j = 0;
+    if (p->half) {
+        const uint16_t* src = (const uint16_t*)p->x + xi;
+        if (xstride == 1) {
+            dmlpy_h2f_row(dst, src, (size_t)count);
+        } else {
+            for (; j < count; ++j) dst[j] = dmlpy_h2f(src[j * xstride]);
+        }
+    } else {
+        const float* src = (const float*)p->x + xi;
+        if (xstride == 1) {
+#if defined(CONV_AVX512)
+            for (; j + 16 <= count; j += 16) _mm512_storeu_ps(dst + j, _mm512_loadu_ps(src + j));
+            if (j < count) {
+                __mmask16 m = (__mmask16)((1u << (count - j)) - 1u);
+                _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
+            }
+#else
+            memcpy(dst, src, (size_t)count * sizeof(float));
+#endif
+        } else {
+            for (; j < count; ++j) dst[j] = src[j * xstride];
+        }
+    }
+}
+
+/* One pack item: (n, sub, jd, c) -> the Lh rows (n, sub, jd, jh, c) of Lw floats each. The input is read
+ * along its rows (jh inner), xp is written with a stride of one channel row set. */
+static void pack_x_item(const conv_plan* p, uint64_t item) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t c = item % p->Cin, t = item / p->Cin;
+    uint64_t jd = t % D->len, sub, n, uw, uh, ud, jh, j0, j1, stepw = W->step;
+    int64_t pd, start = 0;
+    float* dst;
+    t /= D->len;
+    sub = t % p->nsub_total;
+    n = t / p->nsub_total;
+    uw = sub % W->nsub;
+    uh = (sub / W->nsub) % H->nsub;
+    ud = sub / (W->nsub * H->nsub);
+    dst = p->xp + n * p->n_floats + sub * p->sub_floats + jd * p->xd + c * p->xc;
+    pd = sub_pos(D, ud, jd);
+    /* Elements j with a real input position along W form one run [j0, j1). */
+    start = W->sub_start[uw];
+    j0 = start >= 0 ? 0 : ((uint64_t)(-start) + stepw - 1) / stepw;
+    j1 = start >= (int64_t)W->in ? 0 : (uint64_t)((int64_t)W->in - 1 - start) / stepw + 1;
+    if (j1 > W->len) j1 = W->len;
+    if (j0 > j1) j0 = j1;
+    for (jh = 0; jh < H->len; ++jh, dst += p->xh) {
+        int64_t ph = sub_pos(H, uh, jh);
+        uint64_t j;
+        if (pd < 0 || ph < 0 || j0 == j1) {
+            memset(dst, 0, (size_t)W->len * sizeof(float));
+            continue;
+        }
+        for (j = 0; j < j0; ++j) dst[j] = 0.0f;
+        copy_in(p, dst + j0,
+                n * p->xs_n + c * p->xs_c + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1] +
+                    (uint64_t)(start + (int64_t)(j0 * stepw)) * p->xs[2],
+                stepw * p->xs[2], j1 - j0);
+        for (j = j1; j < W->len; ++j) dst[j] = 0.0f;
+    }
+}
+
+/* Width of M block mb. */
+static inline unsigned block_width(const conv_plan* p, uint64_t mb) {
+    return mb + 1 < p->mblocks ? CONV_MR : p->mr_tail;
+}
+
+/* Taps of a phase along one dim. */
+static inline uint64_t phase_taps(const conv_dim* dm, uint64_t r) {
+    return dm->tap_first[r + 1] - dm->tap_first[r];
+}
+
+/* One A item: group g, M block mb, input channels [ic0, ic0 + a_icb), every phase. The panel of
+ * (phase, mb) is K x width floats, kk-major with kk = tap*Cin_g + ic (tap = index in the phase's
+ * (kd, kh, kw) list). The filter block (a_icb x width x Kvol) is first read into a float buffer in filter
+ * order, then written out tap by tap in contiguous runs. */
+#define CONV_PACK_TMP 16384 /* floats */
+static void pack_a_item(const conv_plan* p, uint64_t item) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const uint64_t icb = p->a_icb, nblk = (p->Cin_g + icb - 1) / icb;
+    const uint64_t kvol = D->k * H->k * W->k;
+    uint64_t ib = item % nblk, t = item / nblk;
+    uint64_t mb = t % p->mblocks, g = t / p->mblocks;
+    uint64_t ic0 = ib * icb, ic1 = ic0 + icb < p->Cin_g ? ic0 + icb : p->Cin_g, nic = ic1 - ic0;
+    unsigned width = block_width(p, mb), m;
+    uint64_t ph, ic;
+    float tmp[CONV_PACK_TMP]; /* [ic - ic0][m][kd][kh][kw], filter orientation (no flip) */
+
+    for (ic = 0; ic < nic; ++ic) {
+        for (m = 0; m < width; ++m) {
+            uint64_t oc = mb * CONV_MR + m, kd, kh, kw;
+            float* dst = tmp + (ic * width + m) * kvol;
+            uint64_t wrow;
+            if (oc >= p->Cout_g) {
+                for (kd = 0; kd < kvol; ++kd) dst[kd] = 0.0f;
+                continue;
+            }
+            wrow = p->backward ? (g * p->Cin_g + ic0 + ic) * p->ws_0 + oc * p->ws_1
+                               : (g * p->Cout_g + oc) * p->ws_0 + (ic0 + ic) * p->ws_1;
+            if (p->w_spatial_packed) {
+                /* the Kvol elements of this filter row are contiguous */
+                if (p->half) {
+                    dmlpy_h2f_row(dst, (const uint16_t*)p->w + wrow, (size_t)kvol);
+                } else {
+                    memcpy(dst, (const float*)p->w + wrow, (size_t)kvol * sizeof(float));
+                }
+                continue;
+            }
+            for (kd = 0; kd < D->k; ++kd) {
+                for (kh = 0; kh < H->k; ++kh) {
+                    uint64_t wi = wrow + kd * p->ws[0] + kh * p->ws[1];
+                    if (p->half) {
+                        const uint16_t* src = (const uint16_t*)p->w + wi;
+                        if (p->ws[2] == 1) {
+                            dmlpy_h2f_row(dst, src, (size_t)W->k);
+                        } else {
+                            for (kw = 0; kw < W->k; ++kw) dst[kw] = dmlpy_h2f(src[kw * p->ws[2]]);
+                        }
+                    } else {
+                        const float* src = (const float*)p->w + wi;
+                        for (kw = 0; kw < W->k; ++kw) dst[kw] = src[kw * p->ws[2]];
+                    }
+                    dst += W->k;
+                }
+            }
+        }
+    }
+    for (ph = 0; ph < p->nphase; ++ph) {
+        const conv_phase* P = &p->phases[ph];
+        uint64_t nd = phase_taps(D, P->r[0]), nh = phase_taps(H, P->r[1]), nw = phase_taps(W, P->r[2]);
+        uint64_t a, b, c, tap = 0;
+        float* panel = p->a + g * p->a_group + P->a_offset + mb * CONV_MR * P->K;
+        for (a = 0; a < nd; ++a) {
+            uint64_t kd = D->tap_k[D->tap_first[P->r[0]] + a];
+            if (p->flip) kd = D->k - 1 - kd;
+            for (b = 0; b < nh; ++b) {
+                uint64_t kh = H->tap_k[H->tap_first[P->r[1]] + b];
+                if (p->flip) kh = H->k - 1 - kh;
+                for (c = 0; c < nw; ++c, ++tap) {
+                    uint64_t kw = W->tap_k[W->tap_first[P->r[2]] + c];
+                    const float* src;
+                    float* dst = panel + (tap * p->Cin_g + ic0) * width;
+                    uint64_t i, n = nic * width;
+                    if (p->flip) kw = W->k - 1 - kw;
+                    src = tmp + (kd * H->k + kh) * W->k + kw;
+                    if (p->ic_major) {
+                        /* kk = ic*ntaps + tap: one run of width floats per input channel */
+                        const uint64_t ntaps = nd * nh * nw;
+                        uint64_t icl;
+                        for (icl = 0; icl < nic; ++icl) {
+                            float* d = panel + ((ic0 + icl) * ntaps + tap) * width;
+                            for (m = 0; m < width; ++m) d[m] = src[(icl * width + m) * kvol];
+                        }
+                        continue;
+                    }
+                    i = 0;
+#if defined(CONV_AVX512)
+                    {
+                        /* tmp holds < 2^14 floats: 32-bit gather indices */
+                        const __m512i idx = _mm512_mullo_epi32(
+                            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                            _mm512_set1_epi32((int)kvol));
+                        for (; i + 16 <= n; i += 16) {
+                            _mm512_storeu_ps(dst + i, _mm512_i32gather_ps(idx, src + i * kvol, 4));
+                        }
+                    }
+#endif
+                    for (; i < n; ++i) dst[i] = src[i * kvol];
+                }
+            }
+        }
+    }
+}
+
+/* The packing pass: xp items first, then A items. */
+static void pack_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const conv_plan* p = (const conv_plan*)vp;
+    uint64_t i;
+    (void)worker;
+    for (i = begin; i < end; ++i) {
+        if (i < p->xp_items) {
+            pack_x_item(p, i);
+        } else {
+            pack_a_item(p, i - p->xp_items);
+        }
+    }
+}
+
+/* ---- fast path: micro-kernels ---------------------------------------------------------------------- */
+
+/* C[m][v*16 + j] (+)= sum_{kk < K} A[kk*MR + m] * xv[off[kk] + j], m < MR, v < NV, j < 16.
+ * C rows are CONV_NR floats apart and 64-byte aligned; acc = 0: overwrite, 1: accumulate. */
+
+#if defined(CONV_AVX512)
+
+#define ROWS_8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROWS_4(X) X(0) X(1) X(2) X(3)
+#define ROWS_2(X) X(0) X(1)
+#define ROWS_1(X) X(0)
+
+#if CONV_NV == 2
+#define KERNEL_PARAMS const float *x0, const float *x1
+#define ROW_DECL(m) __m512 c##m##a = _mm512_setzero_ps(), c##m##b = _mm512_setzero_ps();
+#define ROW_ADD(m)                                                      \
+    c##m##a = _mm512_add_ps(c##m##a, _mm512_load_ps(C + m * CONV_NR));      \
+    c##m##b = _mm512_add_ps(c##m##b, _mm512_load_ps(C + m * CONV_NR + 16));
+#define ROW_FMA(m)                                   \
+    {                                                \
+        const __m512 av = _mm512_set1_ps(a[m]);      \
+        c##m##a = _mm512_fmadd_ps(av, b0, c##m##a);  \
+        c##m##b = _mm512_fmadd_ps(av, b1, c##m##b);  \
+    }
+#define ROW_STORE(m)                                 \
+    _mm512_store_ps(C + m * CONV_NR, c##m##a);       \
+    _mm512_store_ps(C + m * CONV_NR + 16, c##m##b);
+#define B_LOAD(o)                                    \
+    const __m512 b0 = _mm512_loadu_ps(x0 + (o));     \
+    const __m512 b1 = _mm512_loadu_ps(x1 + (o));
+#elif CONV_NV == 3
+#define KERNEL_PARAMS const float *x0, const float *x1, const float *x2
+#define ROW_DECL(m) __m512 c##m##a = _mm512_setzero_ps(), c##m##b = _mm512_setzero_ps(), c##m##c = _mm512_setzero_ps();
+#define ROW_ADD(m)                                                      \
+    c##m##a = _mm512_add_ps(c##m##a, _mm512_load_ps(C + m * CONV_NR));      \
+    c##m##b = _mm512_add_ps(c##m##b, _mm512_load_ps(C + m * CONV_NR + 16)); \
+    c##m##c = _mm512_add_ps(c##m##c, _mm512_load_ps(C + m * CONV_NR + 32));
+#define ROW_FMA(m)                                   \
+    {                                                \
+        const __m512 av = _mm512_set1_ps(a[m]);      \
+        c##m##a = _mm512_fmadd_ps(av, b0, c##m##a);  \
+        c##m##b = _mm512_fmadd_ps(av, b1, c##m##b);  \
+        c##m##c = _mm512_fmadd_ps(av, b2, c##m##c);  \
+    }
+#define ROW_STORE(m)                                 \
+    _mm512_store_ps(C + m * CONV_NR, c##m##a);       \
+    _mm512_store_ps(C + m * CONV_NR + 16, c##m##b);  \
+    _mm512_store_ps(C + m * CONV_NR + 32, c##m##c);
+#define B_LOAD(o)                                    \
+    const __m512 b0 = _mm512_loadu_ps(x0 + (o));     \
+    const __m512 b1 = _mm512_loadu_ps(x1 + (o));     \
+    const __m512 b2 = _mm512_loadu_ps(x2 + (o));
+#else
+#error "CONV_NV must be 2 or 3"
+#endif
+
+#define DEFINE_KERNEL(NAME, MR, ROWS)                                                                    \
+    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off,      \
+                     float* restrict C, int acc) {                                                       \
+        uint64_t kk;                                                                                      \
+        ROWS(ROW_DECL)                                                                                    \
+        for (kk = 0; kk < K; ++kk) {                                                                      \
+            const float* a = A + kk * MR;                                                                 \
+            B_LOAD(off[kk])                                                                               \
+            ROWS(ROW_FMA)                                                                                 \
+        }                                                                                                 \
+        if (acc) { /* block sums added to the running sums: two-level summation */                        \
+            ROWS(ROW_ADD)                                                                                 \
+        }                                                                                                 \
+        ROWS(ROW_STORE)                                                                                   \
+    }
+
+DEFINE_KERNEL(kernel_8, 8, ROWS_8)
+DEFINE_KERNEL(kernel_4, 4, ROWS_4)
+DEFINE_KERNEL(kernel_2, 2, ROWS_2)
+DEFINE_KERNEL(kernel_1, 1, ROWS_1)
+
+#else /* portable: plain loops the compiler can vectorise */
+
+#define KERNEL_PARAMS const float* const* xv
+
+#define DEFINE_KERNEL(NAME, MR)                                                                          \
+    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off,      \
+                     float* restrict C, int acc) {                                                       \
+        float sum[MR][CONV_NR];                                                                           \
+        uint64_t kk;                                                                                      \
+        int m, v, j;                                                                                      \
+        for (m = 0; m < MR; ++m)                                                                          \
+            for (j = 0; j < CONV_NR; ++j) sum[m][j] = 0.0f;                                               \
+        for (kk = 0; kk < K; ++kk) {                                                                      \
+            const float* a = A + kk * MR;                                                                 \
+            for (v = 0; v < CONV_NV; ++v) {                                                               \
+                const float* b = xv[v] + off[kk];                                                         \
+                for (m = 0; m < MR; ++m) {                                                                \
+                    const float av = a[m];                                                                \
+                    for (j = 0; j < 16; ++j) sum[m][v * 16 + j] += av * b[j];                             \
+                }                                                                                         \
+            }                                                                                             \
+        }                                                                                                 \
+        for (m = 0; m < MR; ++m)                                                                          \
+            for (j = 0; j < CONV_NR; ++j) C[m * CONV_NR + j] = acc ? C[m * CONV_NR + j] + sum[m][j] : sum[m][j]; \
+    }
+
+DEFINE_KERNEL(kernel_8, 8)
+DEFINE_KERNEL(kernel_4, 4)
+DEFINE_KERNEL(kernel_2, 2)
+DEFINE_KERNEL(kernel_1, 1)
+
+#endif
+
+static inline void run_kernel(unsigned width, uint64_t K, const float* A, const float* const* xv,
+                              const int64_t* off, float* C, int acc) {
+#if defined(CONV_AVX512)
+#if CONV_NV == 2
+#define XV_ARGS xv[0], xv[1]
+#else
+#define XV_ARGS xv[0], xv[1], xv[2]
+#endif
+#else
+#define XV_ARGS xv
+#endif
+    switch (width) {
+    case 8: kernel_8(K, A, XV_ARGS, off, C, acc); break;
+    case 4: kernel_4(K, A, XV_ARGS, off, C, acc); break;
+    case 2: kernel_2(K, A, XV_ARGS, off, C, acc); break;
+    default: kernel_1(K, A, XV_ARGS, off, C, acc); break;
+    }
+#undef XV_ARGS
+}
+
+/* ---- fast path: epilogue ------------------------------------------------------------------------- */
+
+#if defined(CONV_AVX512)
+static inline __mmask16 mask_n(uint64_t n) {
+    return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << n) - 1u);
+}
+
+/* v + bias, then the activation. */
+CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
+    v = _mm512_add_ps(v, bias);
+    switch (act->kind) {
+    case DMLPY_ACT_NONE:
+    case DMLPY_ACT_IDENTITY:
+        return v;
+    case DMLPY_ACT_LINEAR:
+        return _mm512_fmadd_ps(_mm512_set1_ps(act->alpha), v, _mm512_set1_ps(act->beta));
+    case DMLPY_ACT_RELU:
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
+                                    _mm512_setzero_ps());
+    case DMLPY_ACT_LEAKY_RELU:
+        return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NGE_UQ), v,
+                                  _mm512_set1_ps(act->alpha));
+    default: {
+        float tmp[16];
+        int i;
+        _mm512_storeu_ps(tmp, v);
+        for (i = 0; i < 16; ++i) tmp[i] = dmlpy_act_scalar(act, tmp[i]);
+        return _mm512_loadu_ps(tmp);
+    }
+    }
+}
+
+/* Stores the lanes of m; nt: a whole, 64-byte aligned float32 vector goes around the caches (outputs much
+ * larger than the caches: no read-for-ownership, and the packed operands stay cached). */
+CONV_INLINE void store_vec(int half, int nt, char* y, uint64_t index, __m512 v, __mmask16 m) {
+#ifdef CONV_NOSTORE
+    if (_mm512_reduce_add_ps(v) == 12345.0f) *(volatile char*)y = 1; return;
+#endif
+    if (half) {
+        _mm256_mask_storeu_epi16((uint16_t*)y + index, m,
+                                 _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    } else if (nt && m == 0xFFFF && (((uintptr_t)((float*)y + index)) & 63) == 0) {
+        _mm512_stream_ps((float*)y + index, v);
+    } else {
+        _mm512_mask_storeu_ps((float*)y + index, m, v);
+    }
+}
+#endif
+
+/* One 16-lane vector of a tile. Rows layout: grid row (td, th), columns tw0 .. tw0+15. Planes layout:
+ * flattened grid positions p0 .. p0+15 (td, th, tw0 = p0's). */
+typedef struct conv_slot {
+    uint64_t td, th, tw0, p0;
+    int valid;
+} conv_slot;
+
+/* Stores lanes [lane0, lane0 + 16) ∩ grid columns [tw, ...) of one output row: lane lane0 + j is grid
+ * column tw + j (j < cols). crow: the vector's 16 lanes of W phase 0; W phase rw at crow + rw*phase_stride. */
+CONV_INLINE void store_segment(const conv_plan* p, uint64_t ybase, const float* crow, uint64_t phase_stride,
+                               unsigned lane0, uint64_t tw, uint64_t cols, float bias) {
+    const conv_dim* W = &p->dim[2];
+    const uint64_t Sw = W->ostep;
+    uint64_t ow_lo = Sw * tw, ow_hi = Sw * (tw + cols), count, j;
+    if (ow_hi > W->outc) ow_hi = W->outc;
+    if (ow_lo >= ow_hi) return;
+    count = ow_hi - ow_lo;
+#if defined(CONV_AVX512)
+    if (p->ys[2] == 1 && (Sw == 1 || Sw == 2)) {
+        const __m512 bv = _mm512_set1_ps(bias);
+        __m512 v0 = _mm512_load_ps(crow);
+        __m512 v1 = Sw == 2 ? _mm512_load_ps(crow + phase_stride) : v0;
+        if (lane0 != 0) {
+            /* move lane0 .. 15 down to 0 .. (the rest is masked off below) */
+            const __m512i shift = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                   _mm512_set1_epi32((int)lane0));
+            v0 = _mm512_permutexvar_ps(shift, v0);
+            v1 = _mm512_permutexvar_ps(shift, v1);
+        }
+        if (Sw == 1) {
+            store_vec(p->half, p->nt, p->y, ybase + ow_lo, finish_vec(&p->act, v0, bv), mask_n(count));
+        } else {
+            const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+            const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+            store_vec(p->half, p->nt, p->y, ybase + ow_lo, finish_vec(&p->act, _mm512_permutex2var_ps(v0, lo, v1), bv),
+                      mask_n(count));
+            if (count > 16) {
+                store_vec(p->half, p->nt, p->y, ybase + ow_lo + 16,
+                          finish_vec(&p->act, _mm512_permutex2var_ps(v0, hi, v1), bv), mask_n(count - 16));
+            }
+        }
+        return;
+    }
+#endif
+    for (j = 0; j < count; ++j) {
+        uint64_t ow = ow_lo + j, rw = ow % Sw, col = lane0 + (ow / Sw - tw);
+        float val = crow[rw * phase_stride + col] + bias;
+        store_elem(p->half, p->y, ybase + ow * p->ys[2], dmlpy_act_scalar(&p->act, val));
+    }
+}
+
+/* Stores M block mb of a finished tile. C: [W phase][M block][MR][NR]. */
+static void epilogue(const conv_plan* p, uint64_t n, uint64_t g, uint64_t rd, uint64_t rh, uint64_t mb,
+                     const conv_slot* slots, const float* C) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const uint64_t phase_stride = p->mblocks * (uint64_t)CONV_MR * CONV_NR;
+    const float* Cb = C + mb * (uint64_t)CONV_MR * CONV_NR;
+    unsigned width = block_width(p, mb), m, rows = 0, v;
+    float bias[CONV_MR];
+    uint64_t ocs[CONV_MR];
+
+    for (m = 0; m < width; ++m) {
+        uint64_t oc = mb * CONV_MR + m;
+        if (oc >= p->Cout_g) break;
+        ocs[m] = g * p->Cout_g + oc;
+        bias[m] = bias_of(p, ocs[m]);
+        ++rows;
+    }
+    for (v = 0; v < CONV_NV; ++v) {
+        const conv_slot* sl = &slots[v];
+        uint64_t td, th, tw;
+        unsigned lane = 0;
+        if (!sl->valid) continue;
+        td = sl->td;
+        th = sl->th;
+        tw = sl->tw0;
+        /* Rows layout: one segment. Planes layout: the pieces of grid rows the 16 lanes cover. */
+        while (lane < 16) {
+            uint64_t cols = p->planes ? W->len - tw : 16;
+            if (cols > 16u - lane) cols = 16u - lane;
+            if (td < D->T[rd] && th < H->T[rh]) {
+                const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
+                for (m = 0; m < rows; ++m) {
+                    store_segment(p, n * p->ys_n + ocs[m] * p->ys_c + od * p->ys[0] + oh * p->ys[1],
+                                  Cb + m * CONV_NR + v * 16, phase_stride, lane, tw, cols, bias[m]);
+                }
+            }
+            lane += (unsigned)cols;
+            tw = 0;
+            if (++th == H->len) {
+                th = 0;
+                ++td;
+            }
+        }
+    }
+}
+
+/* ---- fast path: compute items ---------------------------------------------------------------------- */
+
+/* 16-wide slots of the (rd, rh) grid. */
+static uint64_t grid_slots(const conv_plan* p, uint64_t rd, uint64_t rh) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    if (D->T[rd] == 0 || H->T[rh] == 0 || p->spr == 0) return 0;
+    if (p->planes) {
+        uint64_t tw_max = 0, r;
+        for (r = 0; r < p->dim[2].nphase; ++r) {
+            if (p->dim[2].T[r] > tw_max) tw_max = p->dim[2].T[r];
+        }
+        return ((D->T[rd] - 1) * p->xd + (H->T[rh] - 1) * p->xh + tw_max + 15) / 16;
+    }
+    return D->T[rd] * H->T[rh] * p->spr;
+}
+
+/* Output padding regions of one (n, oc): act(bias). */
+static void fill_item(const conv_plan* p, uint64_t item) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t oc = item % p->Cout, n = item / p->Cout;
+    float v = dmlpy_act_scalar(&p->act, bias_of(p, oc));
+    uint64_t od, oh, ow;
+    for (od = 0; od < D->out; ++od) {
+        for (oh = 0; oh < H->out; ++oh) {
+            uint64_t base = n * p->ys_n + oc * p->ys_c + od * p->ys[0] + oh * p->ys[1];
+            uint64_t from = (od >= D->outc || oh >= H->outc) ? 0 : W->outc;
+            for (ow = from; ow < W->out; ++ow) store_elem(p->half, p->y, base + ow * p->ys[2], v);
+        }
+    }
+}
+
+static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const conv_plan* p = (const conv_plan*)vp;
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    float* C = p->tiles + (uint64_t)worker * p->tile_floats;
+    const uint64_t phase_stride = p->mblocks * (uint64_t)CONV_MR * CONV_NR;
+    uint64_t item;
+    for (item = begin; item < end; ++item) {
+        uint64_t chunk, rh, rd, g, n, t, nslots, ntiles, tile0, tile1, tile, kmax = 0, rw;
+        const conv_phase* P0;
+        const float* xg;
+        const float* ag;
+        if (item >= p->compute_items) {
+            fill_item(p, item - p->compute_items);
+            continue;
+        }
+        chunk = item % p->nchunks;
+        t = item / p->nchunks;
+        rh = t % H->nphase;
+        t /= H->nphase;
+        rd = t % p->dim[0].nphase;
+        t /= p->dim[0].nphase;
+        g = t % p->G;
+        n = t / p->G;
+        nslots = grid_slots(p, rd, rh);
+        ntiles = (nslots + CONV_NV - 1) / CONV_NV;
+        tile0 = chunk * p->tiles_per_chunk;
+        tile1 = tile0 + p->tiles_per_chunk;
+        if (tile1 > ntiles) tile1 = ntiles;
+        if (tile0 >= tile1) continue;
+        P0 = &p->phases[(rd * H->nphase + rh) * W->nphase];
+        for (rw = 0; rw < W->nphase; ++rw) {
+            if (W->T[rw] != 0 && P0[rw].K > kmax) kmax = P0[rw].K;
+        }
+        xg = p->xp + n * p->n_floats + g * p->Cin_g * p->xc;
+        ag = p->a + g * p->a_group;
+        for (tile = tile0; tile < tile1; ++tile) {
+            conv_slot slots[CONV_NV];
+            const float* xv[CONV_NV];
+            uint64_t v, k0, mb;
+            for (v = 0; v < CONV_NV; ++v) {
+                uint64_t s = tile * CONV_NV + v;
+                conv_slot* sl = &slots[v];
+                sl->valid = s < nslots;
+                if (!sl->valid) s = tile * CONV_NV; /* a valid slot: its loads stay in range */
+                if (p->planes) {
+                    sl->p0 = s * 16;
+                    sl->td = sl->p0 / p->xd;
+                    sl->th = (sl->p0 % p->xd) / p->xh;
+                    sl->tw0 = sl->p0 % p->xh;
+                    xv[v] = xg + sl->p0;
+                } else {
+                    uint64_t row = s / p->spr;
+                    sl->td = row / H->T[rh];
+                    sl->th = row % H->T[rh];
+                    sl->tw0 = (s % p->spr) * 16;
+                    sl->p0 = 0;
+                    xv[v] = xg + sl->td * p->xd + sl->th * p->xh + sl->tw0;
+                }
+            }
+            /* K blocks outermost: one block of B serves every M block and W phase from L1. */
+            for (k0 = 0; k0 < kmax || k0 == 0; k0 += CONV_KC) {
+                for (mb = 0; mb < p->mblocks; ++mb) {
+                    unsigned width = block_width(p, mb);
+                    for (rw = 0; rw < W->nphase; ++rw) {
+                        const conv_phase* P = &P0[rw];
+                        uint64_t kn;
+                        if (W->T[rw] == 0) continue;
+                        if (k0 >= P->K && !(k0 == 0 && P->K == 0)) continue;
+                        kn = P->K - k0 < CONV_KC ? P->K - k0 : CONV_KC;
+                        run_kernel(width, kn, ag + P->a_offset + mb * CONV_MR * P->K + k0 * width, xv,
+                                   p->off + P->off_index + k0,
+                                   C + rw * phase_stride + mb * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
+                    }
+                }
+                if (kmax == 0) break;
+            }
+#ifndef CONV_NO_EPILOGUE
+            for (mb = 0; mb < p->mblocks; ++mb) epilogue(p, n, g, rd, rh, mb, slots, C);
+#endif
+        }
+    }
+#if defined(CONV_AVX512)
+    if (p->nt) _mm_sfence();
+#endif
+}
+
+/* ---- depthwise path ------------------------------------------------------------------------------ */
+
+/* Cin_g == 1 (one input channel per group, e.g. depthwise): per item (n, g, run of grid rows th), the
+ * input rows the item needs are packed into a per-worker buffer [sub][jd][jh - jh0][jw] (cache-resident),
+ * then every output row of the run is computed directly, vectorised along W, both W phases of a
+ * stride-2 BACKWARD row interleaved in registers, and stored. No global packing pass, no GEMM. */
+
+/* Packed rows [jh0, jh1) of channel c of image n into buf. */
+static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint64_t jh0, uint64_t jh1) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t sub, jd, jh, stepw = W->step, rows = jh1 - jh0;
+    for (sub = 0; sub < p->nsub_total; ++sub) {
+        uint64_t uw = sub % W->nsub, uh = (sub / W->nsub) % H->nsub, ud = sub / (W->nsub * H->nsub);
+        int64_t start = W->sub_start[uw];
+        uint64_t j0 = start >= 0 ? 0 : ((uint64_t)(-start) + stepw - 1) / stepw;
+        uint64_t j1 = start >= (int64_t)W->in ? 0 : (uint64_t)((int64_t)W->in - 1 - start) / stepw + 1;
+        if (j1 > W->len) j1 = W->len;
+        if (j0 > j1) j0 = j1;
+        for (jd = 0; jd < D->len; ++jd) {
+            int64_t pd = sub_pos(D, ud, jd);
+            for (jh = jh0; jh < jh1; ++jh) {
+                float* dst = buf + ((sub * D->len + jd) * rows + (jh - jh0)) * W->len;
+                int64_t ph = sub_pos(H, uh, jh);
+                uint64_t j;
+                if (pd < 0 || ph < 0 || j0 == j1) {
+                    memset(dst, 0, (size_t)W->len * sizeof(float));
+                    continue;
+                }
+                for (j = 0; j < j0; ++j) dst[j] = 0.0f;
+                copy_in(p, dst + j0,
+                        n * p->xs_n + c * p->xs_c + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1] +
+                            (uint64_t)(start + (int64_t)(j0 * stepw)) * p->xs[2],
+                        stepw * p->xs[2], j1 - j0);
+                for (j = j1; j < W->len; ++j) dst[j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Tap tables of one item and output channel: for phase ph, taps dw_first[ph] .. dw_first[ph+1]-1 with
+ * weight tw[i] and element offset to[i] from the grid row base buf + (td*rows + th - jh0)*Lw. */
+typedef struct dw_tables {
+    const int64_t* to;
+    const float* tw;
+    const uint32_t* first;
+} dw_tables;
+
+static void dw_build_tables(const conv_plan* p, const float* wk, uint64_t rows, int64_t* to, float* tw,
+                            uint32_t* first) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t rd, rh, rw, a, b, c, n = 0;
+    for (rd = 0; rd < D->nphase; ++rd) {
+        for (rh = 0; rh < H->nphase; ++rh) {
+            for (rw = 0; rw < W->nphase; ++rw) {
+                first[(rd * H->nphase + rh) * W->nphase + rw] = (uint32_t)n;
+                for (a = D->tap_first[rd]; a < D->tap_first[rd + 1]; ++a) {
+                    uint64_t kd = p->flip ? D->k - 1 - D->tap_k[a] : D->tap_k[a];
+                    for (b = H->tap_first[rh]; b < H->tap_first[rh + 1]; ++b) {
+                        uint64_t kh = p->flip ? H->k - 1 - H->tap_k[b] : H->tap_k[b];
+                        for (c = W->tap_first[rw]; c < W->tap_first[rw + 1]; ++c, ++n) {
+                            uint64_t kw = p->flip ? W->k - 1 - W->tap_k[c] : W->tap_k[c];
+                            uint64_t sub = (D->tap_sub[a] * H->nsub + H->tap_sub[b]) * W->nsub + W->tap_sub[c];
+                            to[n] = (int64_t)((((sub * D->len + D->tap_c[a]) * rows) + H->tap_c[b]) * W->len + W->tap_c[c]);
+                            tw[n] = wk[(kd * H->k + kh) * W->k + kw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    first[p->nphase] = (uint32_t)n;
+}
+
+/* acc[j] = sum over the taps [t0, t1) of tw * base[to + j], j < count (rounded up to 16). */
+CONV_INLINE void dw_accumulate(const dw_tables* t, uint32_t t0, uint32_t t1, const float* base, float* restrict acc,
+                               uint64_t count) {
+    uint64_t j;
+    uint32_t i;
+#if defined(CONV_AVX512)
+    for (j = 0; j < count; j += 16) {
+        __m512 v = _mm512_setzero_ps();
+        for (i = t0; i < t1; ++i) v = _mm512_fmadd_ps(_mm512_set1_ps(t->tw[i]), _mm512_loadu_ps(base + t->to[i] + j), v);
+        _mm512_store_ps(acc + j, v);
+    }
+#else
+    for (j = 0; j < count; ++j) acc[j] = 0.0f;
+    for (i = t0; i < t1; ++i) {
+        const float* src = base + t->to[i];
+        const float w = t->tw[i];
+        for (j = 0; j < count; ++j) acc[j] += w * src[j];
+    }
+#endif
+}
+
+#if defined(CONV_AVX512)
+/* The sums of one W phase over 16*NQ grid columns from j: a[q] = sum_i tw[i] * base[to[i] + j + 16q]. */
+#define DW_SUM(NQ, to, tw, n, base, j, a)                                            \
+    {                                                                               \
+        uint32_t i_;                                                                \
+        int q_;                                                                     \
+        for (q_ = 0; q_ < NQ; ++q_) a[q_] = _mm512_setzero_ps();                    \
+        for (i_ = 0; i_ < (n); ++i_) {                                              \
+            const __m512 w_ = _mm512_set1_ps((tw)[i_]);                             \
+            const float* s_ = (base) + (to)[i_] + (j);                             \
+            for (q_ = 0; q_ < NQ; ++q_) a[q_] = _mm512_fmadd_ps(w_, _mm512_loadu_ps(s_ + 16 * q_), a[q_]); \
+        }                                                                           \
+    }
+
+/* One output row of the depthwise path, unit output W stride, W stride-phases Sw = 1 or 2 (phase 1's taps
+ * in to1/tw1/n1 when Sw == 2): 64 grid columns per step (independent FMA chains), then 16 at a time. */
+static void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* base, const int64_t* to0, const float* tw0,
+                        uint32_t n0, const int64_t* to1, const float* tw1, uint32_t n1, uint64_t Sw, float bias) {
+    const uint64_t outc = p->dim[2].outc;
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    const __m512 bv = _mm512_set1_ps(bias);
+    const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+    uint64_t j = 0;
+    /* columns needed: ceil(outc / Sw) */
+    const uint64_t cols = (outc + Sw - 1) / Sw;
+    for (; j < cols; ) {
+        __m512 a[4], b[4];
+        int nq = cols - j >= 64 ? 4 : 1, q;
+        if (nq == 4) {
+            DW_SUM(4, to0, tw0, n0, base, j, a)
+            if (Sw == 2) DW_SUM(4, to1, tw1, n1, base, j, b)
+        } else {
+            DW_SUM(1, to0, tw0, n0, base, j, a)
+            if (Sw == 2) DW_SUM(1, to1, tw1, n1, base, j, b)
+        }
+        for (q = 0; q < nq; ++q, j += 16) {
+            const uint64_t left = outc - Sw * j;
+            if (Sw == 1) {
+                __m512 v = plain ? _mm512_add_ps(a[q], bv) : finish_vec(&p->act, a[q], bv);
+                store_vec(p->half, p->nt, p->y, ybase + j, v, mask_n(left));
+            } else {
+                __m512 v0 = _mm512_permutex2var_ps(a[q], lo, b[q]), v1 = _mm512_permutex2var_ps(a[q], hi, b[q]);
+                v0 = plain ? _mm512_add_ps(v0, bv) : finish_vec(&p->act, v0, bv);
+                store_vec(p->half, p->nt, p->y, ybase + 2 * j, v0, mask_n(left));
+                if (left > 16) {
+                    v1 = plain ? _mm512_add_ps(v1, bv) : finish_vec(&p->act, v1, bv);
+                    store_vec(p->half, p->nt, p->y, ybase + 2 * j + 16, v1, mask_n(left - 16));
+                }
+            }
+        }
+    }
+}
+#endif
+
+static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const conv_plan* p = (const conv_plan*)vp;
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const uint64_t kvol = D->k * H->k * W->k, Sw = W->ostep;
+    float* buf = p->dw_buf + (uint64_t)worker * p->dw_buf_floats;
+    uint64_t item, b, cmax_h = 0;
+    for (b = 0; b < H->tap_first[H->nphase]; ++b) {
+        if (H->tap_c[b] > cmax_h) cmax_h = H->tap_c[b];
+    }
+    for (item = begin; item < end; ++item) {
+        uint64_t chunk, g, n, th0, th1, jh0, jh1, rows, oc;
+        float* wk;
+        float* acc;
+        float* tw;
+        int64_t* to;
+        uint32_t* first;
+        dw_tables tb;
+        if (item >= p->compute_items) {
+            fill_item(p, item - p->compute_items);
+            continue;
+        }
+        chunk = item % p->dw_chunks;
+        g = (item / p->dw_chunks) % p->G;
+        n = item / (p->dw_chunks * p->G);
+        th0 = chunk * p->dw_rows;
+        th1 = th0 + p->dw_rows;
+        if (th1 > H->T[0]) th1 = H->T[0]; /* T[0] is the largest */
+        if (th0 >= th1) continue;
+        jh0 = th0;
+        jh1 = th1 + cmax_h;
+        if (jh1 > H->len) jh1 = H->len;
+        rows = jh1 - jh0;
+        dw_pack(p, buf, n, g, jh0, jh1);
+        /* after the packed rows (+ slack for whole-vector reads): weights, accumulator, tap tables */
+        wk = (float*)(((uintptr_t)(buf + p->nsub_total * D->len * rows * W->len + 128) + 63) & ~(uintptr_t)63);
+        acc = wk + ((kvol + 15) & ~(uint64_t)15);
+        tw = acc + ((W->len + 63) & ~(uint64_t)15);
+        to = (int64_t*)(tw + ((kvol + 15) & ~(uint64_t)15));
+        first = (uint32_t*)(to + kvol);
+        tb.to = to;
+        tb.tw = tw;
+        tb.first = first;
+        for (oc = 0; oc < p->Cout_g; ++oc) {
+            uint64_t ocg = g * p->Cout_g + oc, i, rd, rh, td, th, rw;
+            float bias = bias_of(p, ocg);
+            for (i = 0; i < kvol; ++i) {
+                uint64_t kw = i % W->k, kh = (i / W->k) % H->k, kd = i / (W->k * H->k);
+                uint64_t wi = (p->backward ? g * p->ws_0 + oc * p->ws_1 : ocg * p->ws_0) + kd * p->ws[0] +
+                              kh * p->ws[1] + kw * p->ws[2];
+                wk[i] = load_elem(p->half, p->w, wi);
+            }
+            dw_build_tables(p, wk, rows, to, tw, first);
+            for (rd = 0; rd < D->nphase; ++rd) {
+                for (td = 0; td < D->T[rd]; ++td) {
+                    for (rh = 0; rh < H->nphase; ++rh) {
+                        const uint64_t th_end = th1 < H->T[rh] ? th1 : H->T[rh];
+                        const uint32_t* f = first + (rd * H->nphase + rh) * W->nphase;
+                        for (th = th0; th < th_end; ++th) {
+                            const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
+                            const uint64_t ybase = n * p->ys_n + ocg * p->ys_c + od * p->ys[0] + oh * p->ys[1];
+                            const float* base = buf + (td * rows + th - jh0) * W->len;
+#if defined(CONV_AVX512)
+                            if (p->ys[2] == 1 && (Sw == 1 || Sw == 2) && W->nphase == Sw) {
+                                /* both W phases in registers, interleaved, stored directly */
+                                dw_row_fast(p, ybase, base, to + f[0], tw + f[0], f[1] - f[0], to + f[Sw - 1],
+                                            tw + f[Sw - 1], f[Sw] - f[Sw - 1], Sw, bias);
+                                continue;
+                            }
+#endif
+                            /* general: one W phase at a time through the accumulator row, scalar stores */
+                            for (rw = 0; rw < W->nphase; ++rw) {
+                                uint64_t t;
+                                if (W->T[rw] == 0) continue;
+                                dw_accumulate(&tb, f[rw], f[rw + 1], base, acc, W->T[rw]);
+                                for (t = 0; t < W->T[rw]; ++t) {
+                                    store_elem(p->half, p->y, ybase + (rw + Sw * t) * p->ys[2],
+                                               dmlpy_act_scalar(&p->act, acc[t] + bias));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+#if defined(CONV_AVX512)
+    if (p->nt) _mm_sfence();
+#endif
+}
+
+/* ---- scratch --------------------------------------------------------------------------------------- */
+
+/* One scratch block is kept between calls (page faults on a fresh multi-megabyte block cost more than
+ * small convolutions). The first 64 bytes hold the usable size. */
+#if defined(CONV_SCRATCH_CACHE)
+static _Atomic(void*) conv_cached_block = NULL;
+#endif
+
+static void* scratch_get(uint64_t bytes) {
+    void* block = NULL;
+#if defined(CONV_SCRATCH_CACHE)
+    block = atomic_exchange(&conv_cached_block, NULL);
+    if (block != NULL && *(uint64_t*)block >= bytes) return block;
+    free(block);
+#endif
+    if (bytes > (uint64_t)SIZE_MAX - 64) return NULL;
+    block = malloc((size_t)bytes + 64);
+    if (block != NULL) *(uint64_t*)block = bytes;
+    return block;
+}
+
+static void scratch_put(void* block) {
+    if (block == NULL) return;
+#if defined(CONV_SCRATCH_CACHE)
+    if (*(uint64_t*)block <= CONV_SCRATCH_KEEP) {
+        block = atomic_exchange(&conv_cached_block, block);
+    }
+#endif
+    free(block);
+}
+
+/* ---- setup ------------------------------------------------------------------------------------------ */
+
+/* Phase geometry of every dim; 0 when the problem is outside the fast paths' limits. */
+static int plan_geometry(conv_plan* p) {
+    int d;
+    for (d = 0; d < 3; ++d) {
+        if (!plan_dim(&p->dim[d], p->backward)) return 0;
+    }
+    p->nphase = p->dim[0].nphase * p->dim[1].nphase * p->dim[2].nphase;
+    if (p->nphase > CONV_MAX_PHASES) return 0;
+    p->nsub_total = p->dim[0].nsub * p->dim[1].nsub * p->dim[2].nsub;
+    return 1;
+}
+
+/* Plans the GEMM path (after plan_geometry); 0 when the problem is outside its limits (the direct path
+ * then runs). On success the scratch sizes are in *xp_floats, *a_floats, *off_count. */
+static int plan_fast(conv_plan* p, uint64_t* xp_floats, uint64_t* a_floats, uint64_t* off_count) {
+    conv_dim* D = &p->dim[0];
+    conv_dim* H = &p->dim[1];
+    conv_dim* W = &p->dim[2];
+    uint64_t total, taps_total, r, tw_max = 0;
+    /* xp: N * nsub * Ld * Lh * Cin * Lw floats (+ slack). */
+    if (!dmlpy_mul_u64(p->Cin, W->len, &p->sub_floats) || !dmlpy_mul_u64(p->sub_floats, D->len, &p->sub_floats) ||
+        !dmlpy_mul_u64(p->sub_floats, H->len, &p->sub_floats)) {
+        return 0;
+    }
+    if (!dmlpy_mul_u64(p->sub_floats, p->nsub_total, &p->n_floats)) return 0;
+    if (!dmlpy_mul_u64(p->n_floats, p->N, &total) || !dmlpy_add_u64(total, CONV_XP_SLACK, &total)) return 0;
+    if (total > CONV_SCRATCH_CAP / sizeof(float)) return 0;
+    *xp_floats = total;
+    p->xp_items = p->N * p->nsub_total * D->len * p->Cin;
+
+    for (r = 0; r < W->nphase; ++r) {
+        if (W->T[r] > tw_max) tw_max = W->T[r];
+    }
+    p->spr = (tw_max + 15) / 16;
+    {
+        /* Lanes computed per layout (R: whole 16-slots per grid row; P: the flattened grid). */
+        double lanes_r = 0.0, lanes_p = 0.0;
+        uint64_t rd, rh;
+        for (rd = 0; rd < D->nphase; ++rd) {
+            for (rh = 0; rh < H->nphase; ++rh) {
+                double td = (double)D->T[rd], th = (double)H->T[rh];
+                if (td == 0.0 || th == 0.0 || tw_max == 0) continue;
+                lanes_r += td * th * (double)p->spr * 16.0;
+                lanes_p += 16.0 * ceil(((td - 1.0) * (double)H->len * (double)W->len + (th - 1.0) * (double)W->len +
+                                        (double)tw_max) / 16.0);
+            }
+        }
+        p->planes = lanes_p * 1.03 < lanes_r;
+#if defined(CONV_FORCE_PLANES)
+        p->planes = CONV_FORCE_PLANES; /* testing */
+#endif
+    }
+    if (p->planes) {
+        p->xh = W->len;
+        p->xd = H->len * W->len;
+        p->xc = D->len * p->xd;
+    } else {
+        p->xc = W->len;
+        p->xh = p->Cin * W->len;
+        p->xd = H->len * p->xh;
+    }
+    p->ic_major = p->planes;
+
+    {
+        /* A packing reads a_icb x MR x Kvol filter elements into a CONV_PACK_TMP buffer. */
+        uint64_t kvol = D->k * H->k * W->k; /* <= 2^24 (CONV_MAX_K) */
+        if (kvol * CONV_MR > CONV_PACK_TMP) return 0;
+        p->a_icb = CONV_PACK_TMP / (kvol * CONV_MR);
+        {
+            /* spatial dims row-major (dims of size 1 have any stride) */
+            uint64_t expect = 1;
+            int dd;
+            p->w_spatial_packed = 1;
+            for (dd = 2; dd >= 0; --dd) {
+                if (p->dim[dd].k > 1 && p->ws[dd] != expect) p->w_spatial_packed = 0;
+                expect *= p->dim[dd].k;
+            }
+        }
+        if (p->a_icb > 16) p->a_icb = 16;
+    }
+    p->mblocks = (p->Cout_g + CONV_MR - 1) / CONV_MR;
+    {
+        uint64_t rem = p->Cout_g - (p->mblocks - 1) * CONV_MR;
+        p->mr_tail = rem > 4 ? 8u : rem > 2 ? 4u : rem > 1 ? 2u : 1u;
+    }
+    /* Taps over all phases: k per dim (BACKWARD: each tap reaches exactly one phase). */
+    taps_total = D->tap_first[D->nphase] * (uint64_t)H->tap_first[H->nphase] * W->tap_first[W->nphase];
+    if (!dmlpy_mul_u64(taps_total, p->Cin_g, off_count)) return 0;
+    if (!dmlpy_mul_u64(*off_count, p->mblocks * CONV_MR, &p->a_group)) return 0;
+    if (!dmlpy_mul_u64(p->a_group, p->G, a_floats)) return 0;
+    if (*a_floats > CONV_SCRATCH_CAP / sizeof(float) || *off_count > CONV_SCRATCH_CAP / sizeof(int64_t)) return 0;
+    if (*xp_floats + *a_floats > CONV_SCRATCH_CAP / sizeof(float)) return 0;
+    return 1;
+}
+
+/* Phase table and offset table (needs p->phases and p->off). */
+static void build_phases(conv_plan* p) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t rd, rh, rw, a_offset = 0, off_index = 0;
+    for (rd = 0; rd < D->nphase; ++rd) {
+        for (rh = 0; rh < H->nphase; ++rh) {
+            for (rw = 0; rw < W->nphase; ++rw) {
+                conv_phase* P = &p->phases[(rd * H->nphase + rh) * W->nphase + rw];
+                uint64_t nd = phase_taps(D, rd), nh = phase_taps(H, rh), nw = phase_taps(W, rw);
+                uint64_t ic, a, b, c;
+                P->r[0] = rd;
+                P->r[1] = rh;
+                P->r[2] = rw;
+                P->ntaps = nd * nh * nw;
+                P->K = p->Cin_g * P->ntaps;
+                P->a_offset = a_offset;
+                P->off_index = off_index;
+                for (a = 0; a < nd; ++a) {
+                    uint64_t td = D->tap_first[rd] + a;
+                    for (b = 0; b < nh; ++b) {
+                        uint64_t th = H->tap_first[rh] + b;
+                        for (c = 0; c < nw; ++c) {
+                            uint64_t tw = W->tap_first[rw] + c;
+                            uint64_t sub = (D->tap_sub[td] * H->nsub + H->tap_sub[th]) * W->nsub + W->tap_sub[tw];
+                            uint64_t tap = sub * p->sub_floats + D->tap_c[td] * p->xd + H->tap_c[th] * p->xh + W->tap_c[tw];
+                            uint64_t t = (a * nh + b) * nw + c;
+                            for (ic = 0; ic < p->Cin_g; ++ic) {
+                                uint64_t kk = p->ic_major ? ic * P->ntaps + t : t * p->Cin_g + ic;
+                                p->off[off_index + kk] = (int64_t)(tap + ic * p->xc);
+                            }
+                        }
+                    }
+                }
+                off_index += P->K;
+                a_offset += P->K * p->mblocks * CONV_MR;
+            }
+        }
+    }
+}
+
+static int32_t check_fields(const DML_CONVOLUTION_OPERATOR_DESC* d) {
+    if (d->InputTensor == NULL || d->FilterTensor == NULL || d->OutputTensor == NULL) return DMLPY_E_NULL_ARGUMENT;
+    if (d->Strides == NULL || d->Dilations == NULL || d->StartPadding == NULL || d->EndPadding == NULL ||
+        d->OutputPadding == NULL) {
+        return DMLPY_E_NULL_ARGUMENT;
+    }
+    if (d->Mode != DML_CONVOLUTION_MODE_CONVOLUTION && d->Mode != DML_CONVOLUTION_MODE_CROSS_CORRELATION) {
+        return DMLPY_E_INVALID_DESC;
+    }
+    if (d->Direction != DML_CONVOLUTION_DIRECTION_FORWARD && d->Direction != DML_CONVOLUTION_DIRECTION_BACKWARD) {
+        return DMLPY_E_INVALID_DESC;
+    }
+    if (d->DimensionCount < 1 || d->DimensionCount > 3) return DMLPY_E_INVALID_DESC;
+    if (d->GroupCount == 0) return DMLPY_E_INVALID_DESC;
+    return DMLPY_OK;
+}
+
+/* The depthwise path (after plan_geometry). Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the
+ * problem is not for it. */
+static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, int output_aliases, UINT threadCount) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    uint64_t rd, rh, rw, b, cmax_h = 0, per_row, rows, tmax = H->T[0], groups_items, items, kvol, bytes;
+    unsigned threads, limit;
+    void* block;
+    for (rd = 0; rd < D->nphase; ++rd) {
+        for (rh = 0; rh < H->nphase; ++rh) {
+            for (rw = 0; rw < W->nphase; ++rw) {
+                if (phase_taps(D, rd) * phase_taps(H, rh) * phase_taps(W, rw) > 64) return -1;
+            }
+        }
+    }
+    if (tmax == 0) tmax = 1;
+    for (b = 0; b < H->tap_first[H->nphase]; ++b) {
+        if (H->tap_c[b] > cmax_h) cmax_h = H->tap_c[b];
+    }
+    kvol = D->k * H->k * W->k;
+    /* floats per packed row of all sub-volumes and D positions */
+    if (!dmlpy_mul_u64(p->nsub_total * D->len, W->len, &per_row) || per_row > ((uint64_t)1 << 24)) return -1;
+    /* Rows per item: about 16K floats of packed input (L1/L2), at least 1, at most all; enough items. */
+    rows = ((uint64_t)1 << 14) / per_row;
+    if (rows < 1) rows = 1;
+    if (rows > tmax) rows = tmax;
+    groups_items = p->N * p->G;
+    limit = threadCount ? threadCount : dmlpy_online_cpus();
+    while (rows > 1 && groups_items * ((tmax + rows - 1) / rows) < (uint64_t)limit * 8) rows = (rows + 1) / 2;
+    p->dw_rows = rows;
+    p->dw_chunks = (tmax + rows - 1) / rows;
+    p->compute_items = groups_items * p->dw_chunks;
+    p->fill_needed = D->outc < D->out || H->outc < H->out || W->outc < W->out;
+    p->fill_items = p->fill_needed ? p->N * p->Cout : 0;
+    items = p->compute_items + p->fill_items;
+    threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    /* per worker: packed rows, slack, weights, row accumulator, slack (floats, 64-byte multiples) */
+    /* per worker: packed rows, 128 slack + 16 alignment, weights, accumulator (+ 48 slack), tap weights,
+     * tap offsets (2 floats each), phase starts */
+    p->dw_buf_floats = per_row * (rows + cmax_h) + 128 + 16 + ((kvol + 15) & ~(uint64_t)15) +
+                       ((W->len + 63) & ~(uint64_t)15) + ((kvol + 15) & ~(uint64_t)15) + 2 * kvol +
+                       p->nphase + 1 + 16;
+    p->dw_buf_floats = (p->dw_buf_floats + 15) & ~(uint64_t)15;
+    if (!dmlpy_mul_u64(p->dw_buf_floats, (uint64_t)threads * sizeof(float), &bytes) || bytes > CONV_SCRATCH_CAP) {
+        return -1;
+    }
+    block = scratch_get(bytes + 64);
+    if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    p->dw_buf = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
+    (void)outputs;
+    dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, dw_run, p);
+    scratch_put(block);
+    return DMLPY_OK;
+}
+
+/* Runs the fast paths. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not for them. */
+static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_aliases, UINT threadCount) {
+    uint64_t xp_floats, a_floats, off_count, bytes, tiles_bytes, rd, rh, items, ntiles;
+    uint64_t work = macs / 4.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs / 4.0);
+    size_t phase_bytes;
+    unsigned threads, limit, i;
+    char* block;
+    char* cur;
+
+    if (!plan_geometry(p)) return -1;
+    if (p->Cin_g == 1 && p->Cout_g <= 4) {
+        int32_t st = run_depthwise(p, work, outputs, output_aliases, threadCount);
+        if (st >= 0) return st;
+    }
+    if (!plan_fast(p, &xp_floats, &a_floats, &off_count)) return -1;
+    phase_bytes = (size_t)p->nphase * sizeof(conv_phase);
+
+    /* Work items: (n, g, rd, rh, chunk of tiles). */
+    p->tiles_max = 0;
+    for (rd = 0; rd < p->dim[0].nphase; ++rd) {
+        for (rh = 0; rh < p->dim[1].nphase; ++rh) {
+            uint64_t t = (grid_slots(p, rd, rh) + CONV_NV - 1) / CONV_NV;
+            if (t > p->tiles_max) p->tiles_max = t;
+        }
+    }
+    ntiles = p->tiles_max ? p->tiles_max : 1;
+    {
+        uint64_t groups_items = p->N * p->G * p->dim[0].nphase * p->dim[1].nphase;
+        limit = threadCount ? threadCount : dmlpy_online_cpus();
+        p->tiles_per_chunk = ntiles;
+        if (limit > 1) {
+            /* About 8 items per thread, each at least 2 tiles. */
+            uint64_t want = (uint64_t)limit * 8;
+            uint64_t per = groups_items >= want ? ntiles : (ntiles * groups_items + want - 1) / want;
+            if (per < 2) per = 2;
+            if (per > ntiles) per = ntiles;
+            p->tiles_per_chunk = per;
+        }
+        p->nchunks = (ntiles + p->tiles_per_chunk - 1) / p->tiles_per_chunk;
+        p->compute_items = groups_items * p->nchunks;
+    }
+    p->fill_needed = 0;
+    for (i = 0; i < 3; ++i) {
+        if (p->dim[i].outc < p->dim[i].out) p->fill_needed = 1;
+    }
+    p->fill_items = p->fill_needed ? p->N * p->Cout : 0;
+    p->pack_a_items = p->G * p->mblocks * ((p->Cin_g + p->a_icb - 1) / p->a_icb);
+    items = p->compute_items + p->fill_items;
+    if (!dmlpy_add_u64(work, outputs, &work)) work = UINT64_MAX;
+    threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    p->tile_floats = p->dim[2].nphase * p->mblocks * (uint64_t)CONV_MR * CONV_NR;
+    if (!dmlpy_mul_u64(p->tile_floats, sizeof(float) * (uint64_t)threads, &tiles_bytes)) return -1;
+    if (tiles_bytes > CONV_SCRATCH_CAP) return -1;
+
+    /* One block: xp | A | tiles | offsets | phases, 64-byte aligned parts (each < 2^31 bytes). */
+    bytes = 64;
+    bytes += (xp_floats * sizeof(float) + 63) & ~(uint64_t)63;
+    bytes += (a_floats * sizeof(float) + 63) & ~(uint64_t)63;
+    bytes += (tiles_bytes + 63) & ~(uint64_t)63;
+    bytes += (off_count * sizeof(int64_t) + 63) & ~(uint64_t)63;
+    bytes += ((uint64_t)phase_bytes + 63) & ~(uint64_t)63;
+    block = (char*)scratch_get(bytes);
+    if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    cur = (char*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
+    p->xp = (float*)cur;
+    cur += (xp_floats * sizeof(float) + 63) & ~(uint64_t)63;
+    p->a = (float*)cur;
+    cur += (a_floats * sizeof(float) + 63) & ~(uint64_t)63;
+    p->tiles = (float*)cur;
+    memset(p->tiles, 0, (size_t)tiles_bytes); /* tiles of W phases without outputs are read as 0 */
+    cur += (tiles_bytes + 63) & ~(uint64_t)63;
+    p->off = (int64_t*)cur;
+    cur += (off_count * sizeof(int64_t) + 63) & ~(uint64_t)63;
+    p->phases = (conv_phase*)cur;
+    build_phases(p);
+    memset(p->xp + (xp_floats - CONV_XP_SLACK), 0, CONV_XP_SLACK * sizeof(float));
+
+    {
+        uint64_t pack_items = p->xp_items + p->pack_a_items;
+        uint64_t pack_work = (xp_floats + a_floats) * (p->half ? 2u : 1u);
+        unsigned pt = output_aliases ? 1u : dmlpy_choose_threads(pack_work, pack_items, threadCount);
+        if (pt > threads) pt = threads;
+        CONV_T0
+        dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_run, p);
+        CONV_T1("pack")
+    }
+    {
+    CONV_T0
+    dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, compute_run, p);
+    CONV_T1("compute")
+    }
+    scratch_put(block);
+    return DMLPY_OK;
+}
+
+int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                          UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {
+    const DML_CONVOLUTION_OPERATOR_DESC* d;
+    conv_plan* p;
+    dmlpy_tensor xt, wt, bt, yt;
+    int32_t st;
+    uint32_t i, dims, shift;
+    int has_bias, output_aliases = 0;
+    uint64_t outputs_count = 1;
+    double macs;
+
+    if (desc == NULL || desc->Desc == NULL) return DMLPY_E_NULL_ARGUMENT;
+    d = (const DML_CONVOLUTION_OPERATOR_DESC*)desc->Desc;
+    st = check_fields(d);
+    if (st != DMLPY_OK) return st;
+    if (inputCount != 3 || outputCount != 1) return DMLPY_E_BINDING_COUNT;
+    if (inputs == NULL || outputs == NULL) return DMLPY_E_NULL_ARGUMENT;
+    dims = d->DimensionCount;
+
+    st = dmlpy_tensor_from_desc(d->InputTensor, &xt);
+    if (st != DMLPY_OK) return st;
+    st = dmlpy_tensor_from_desc(d->FilterTensor, &wt);
+    if (st != DMLPY_OK) return st;
+    st = dmlpy_tensor_from_desc(d->OutputTensor, &yt);
+    if (st != DMLPY_OK) return st;
+    has_bias = d->BiasTensor != NULL;
+    if (has_bias) {
+        st = dmlpy_tensor_from_desc(d->BiasTensor, &bt);
+        if (st != DMLPY_OK) return st;
+    } else if (inputs[2].Data != NULL) {
+        return DMLPY_E_INVALID_ARGUMENT; /* a buffer bound to the bias slot of a desc without bias */
+    }
+    if (xt.rank != dims + 2 || wt.rank != dims + 2 || yt.rank != dims + 2) return DMLPY_E_INVALID_DESC;
+    if (xt.data_type != DML_TENSOR_DATA_TYPE_FLOAT32 && xt.data_type != DML_TENSOR_DATA_TYPE_FLOAT16) {
+        return DMLPY_E_INVALID_DESC;
+    }
+    if (wt.data_type != xt.data_type || yt.data_type != xt.data_type) return DMLPY_E_INVALID_DESC;
+    if (has_bias && (bt.rank != dims + 2 || bt.data_type != xt.data_type)) return DMLPY_E_INVALID_DESC;
+
+    p = (conv_plan*)calloc(1, sizeof *p);
+    if (p == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    p->backward = d->Direction == DML_CONVOLUTION_DIRECTION_BACKWARD;
+    p->flip = d->Mode == DML_CONVOLUTION_MODE_CONVOLUTION;
+    p->half = xt.data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
+    p->act.kind = DMLPY_ACT_NONE;
+    if (d->FusedActivation != NULL) {
+        st = dmlpy_activation_read(d->FusedActivation, 1, &p->act, NULL, NULL);
+        if (st != DMLPY_OK) goto done;
+    }
+    st = DMLPY_E_INVALID_DESC;
+    p->N = xt.sizes[0];
+    p->Cin = xt.sizes[1];
+    p->Cout = yt.sizes[1];
+    p->G = d->GroupCount;
+    if (yt.sizes[0] != p->N) goto done;
+    if (p->Cin % p->G != 0 || p->Cout % p->G != 0) goto done;
+    p->Cin_g = p->Cin / p->G;
+    p->Cout_g = p->Cout / p->G;
+    if (!p->backward) {
+        if (wt.sizes[0] != p->Cout || wt.sizes[1] != p->Cin_g) goto done;
+    } else {
+        if (wt.sizes[0] != p->Cin || wt.sizes[1] != p->Cout_g) goto done;
+    }
+    if (has_bias) {
+        if (bt.sizes[0] != 1 || bt.sizes[1] != p->Cout) goto done;
+        for (i = 2; i < bt.rank; ++i) {
+            if (bt.sizes[i] != 1) goto done;
+        }
+    }
+
+    /* Spatial dims, right-aligned into D, H, W; missing ones have size 1. */
+    shift = 3 - dims;
+    for (i = 0; i < 3; ++i) {
+        conv_dim* dm = &p->dim[i];
+        dm->in = dm->out = dm->outc = dm->k = dm->s = dm->d = 1;
+        dm->sp = dm->ep = dm->op = 0;
+        p->xs[i] = p->ws[i] = p->ys[i] = 0;
+    }
+    for (i = 0; i < dims; ++i) {
+        conv_dim* dm = &p->dim[i + shift];
+        uint64_t keff;
+        dm->in = xt.sizes[i + 2];
+        dm->out = yt.sizes[i + 2];
+        dm->k = wt.sizes[i + 2];
+        dm->s = d->Strides[i];
+        dm->d = d->Dilations[i];
+        dm->sp = d->StartPadding[i];
+        dm->ep = d->EndPadding[i];
+        dm->op = d->OutputPadding[i];
+        p->xs[i + shift] = xt.strides[i + 2];
+        p->ws[i + shift] = wt.strides[i + 2];
+        p->ys[i + shift] = yt.strides[i + 2];
+        if (dm->s == 0 || dm->d == 0) goto done;
+        keff = (dm->k - 1) * dm->d + 1; /* k, d < 2^32: no overflow */
+        if (!p->backward) {
+            uint64_t span = dm->in + dm->sp + dm->ep; /* < 2^34 */
+            if (span < keff) goto done;
+            if (dm->out != (span - keff) / dm->s + 1 + dm->op) goto done;
+        } else {
+            /* natural = (in-1)*s + keff - sp - ep + op; accepted: natural <= out <= natural + s - 1. */
+            uint64_t hi, lo = dm->sp + dm->ep;
+            if (!dmlpy_mul_u64(dm->in - 1, dm->s, &hi) || !dmlpy_add_u64(hi, keff, &hi) ||
+                !dmlpy_add_u64(hi, dm->op, &hi)) {
+                goto done;
+            }
+            if (hi > dm->out + lo) goto done;             /* out < natural */
+            if (dm->out + lo + 1 > hi + dm->s) goto done; /* out > natural + s - 1 */
+        }
+        dm->outc = dm->out > dm->op ? dm->out - dm->op : 0;
+    }
+    p->xs_n = xt.strides[0];
+    p->xs_c = xt.strides[1];
+    p->ws_0 = wt.strides[0];
+    p->ws_1 = wt.strides[1];
+    p->ys_n = yt.strides[0];
+    p->ys_c = yt.strides[1];
+    p->bs_c = has_bias ? bt.strides[1] : 0;
+
+    /* Bind: every extent inside its buffer; the output overlaps no input. */
+    st = dmlpy_tensor_bind(&xt, &inputs[0]);
+    if (st != DMLPY_OK) goto done;
+    st = dmlpy_tensor_bind(&wt, &inputs[1]);
+    if (st != DMLPY_OK) goto done;
+    if (has_bias) {
+        st = dmlpy_tensor_bind(&bt, &inputs[2]);
+        if (st != DMLPY_OK) goto done;
+    }
+    st = dmlpy_tensor_bind(&yt, &outputs[0]);
+    if (st != DMLPY_OK) goto done;
+    st = DMLPY_E_INVALID_ARGUMENT;
+    if (dmlpy_tensors_overlap(&yt, &xt) || dmlpy_tensors_overlap(&yt, &wt)) goto done;
+    if (has_bias && dmlpy_tensors_overlap(&yt, &bt)) goto done;
+    p->x = xt.data;
+    p->w = wt.data;
+    p->b = has_bias ? bt.data : NULL;
+    p->y = yt.data;
+    for (i = 0; i < yt.rank; ++i) {
+        outputs_count *= yt.sizes[i];
+        /* an output that writes one element from several positions: one thread, deterministic result */
+        if (yt.strides[i] == 0 && yt.sizes[i] > 1) output_aliases = 1;
+    }
+
+    /* Multiply-adds (for the thread count). */
+    macs = (double)p->N * (double)p->Cout * (double)p->Cin_g;
+    for (i = 0; i < 3; ++i) {
+        const conv_dim* dm = &p->dim[i];
+        macs *= (double)dm->outc * (double)dm->k / (p->backward ? (double)dm->s : 1.0);
+    }
+
+#if defined(CONV_AVX512)
+    /* Outputs much larger than the caches are written around them. */
+    p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
+#endif
+    st = run_fast(p, macs, outputs_count, output_aliases, threadCount);
+    if (st < 0) {
+        uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;
+        uint64_t work = macs * 8.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs * 8.0);
+        unsigned threads;
+        if (!dmlpy_add_u64(work, outputs_count, &work)) work = UINT64_MAX;
+        threads = output_aliases ? 1u : dmlpy_choose_threads(work, rows, threadCount);
+        dmlpy_parallel_for(rows, dmlpy_choose_grain(rows, threads), threads, direct_rows, p);
+        st = DMLPY_OK;
+    }
+
+done:
+    free(p);
+    return st;
+}

@@ -1,0 +1,789 @@
+"""Convolution kernels, FORWARD and BACKWARD: documentation examples, hand-computed cases, the adjoint
+identity and property tests.
+
+Every kernel test runs on both backends (the ``backend``/``device`` fixtures of conftest.py). The
+oracles, none of which shares code with dmlpy's kernels:
+
+* golden values from ONNX's Conv / ConvTranspose documentation examples and cases computed by hand;
+* ``oracle_forward``: a plain loop over output positions and kernel taps (cross-correlation);
+  ``oracle_backward`` is that loop run over the stride-dilated input with the spatially flipped,
+  in/out-swapped filter (the textbook form of a transposed convolution), so BACKWARD is checked
+  against a FORWARD convolution written differently from both dmlpy kernels;
+* onnxruntime's Conv / ConvTranspose, wherever ONNX semantics coincide (``onnxruntime_result``);
+* the adjoint identity <conv(x), y> == <x, convT(y)>, which ties BACKWARD to FORWARD exactly;
+* PyTorch's conv_transpose for output_padding, groups and dilation (when torch is installed).
+
+The property tests also check that native and NumPy agree with each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import math
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from activation_oracles import ALL, Activation, onnx_activation_nodes, oracle_activation, run_onnx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dmlpy
+from dmlpy import (
+    DML_CONVOLUTION_DIRECTION,
+    DML_CONVOLUTION_MODE,
+    DML_CONVOLUTION_OPERATOR_DESC,
+    buffer_tensor,
+    nhwc_strides,
+    packed_strides,
+)
+
+NATIVE_REQUIRED = os.environ.get("DMLPY_REQUIRE_NATIVE") == "1"
+FORWARD, BACKWARD = DML_CONVOLUTION_DIRECTION.FORWARD, DML_CONVOLUTION_DIRECTION.BACKWARD
+CONVOLUTION, CROSS = DML_CONVOLUTION_MODE.CONVOLUTION, DML_CONVOLUTION_MODE.CROSS_CORRELATION
+OUTPUT_PADDING_NONZERO = "CONVOLUTION.OUTPUT_PADDING_NONZERO"
+
+# fp32: native accumulates in float32, NumPy and the oracles in float64; sums of up to ~100
+# products of values below 1 differ by a few float32 ulps, and cancellation needs an atol.
+# fp16: every backend rounds once to binary16 (1 ulp is 2^-10 relative).
+TOLERANCE = {
+    np.dtype(np.float32): {"rtol": 1e-4, "atol": 1e-4},
+    np.dtype(np.float16): {"rtol": 2e-3, "atol": 2e-3},
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Building and running descs
+
+
+def conv_desc(
+    x: Sequence[int],
+    w: Sequence[int],
+    y: Sequence[int],
+    *,
+    direction: DML_CONVOLUTION_DIRECTION = FORWARD,
+    mode: DML_CONVOLUTION_MODE = CROSS,
+    strides: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    start: Sequence[int] | None = None,
+    end: Sequence[int] | None = None,
+    output_padding: Sequence[int] | None = None,
+    groups: int = 1,
+    bias: bool = False,
+    activation: Activation | None = None,
+    dtype: Any = np.float32,
+    layouts: dict[str, Sequence[int] | None] | None = None,
+) -> DML_CONVOLUTION_OPERATOR_DESC:
+    spatial = len(x) - 2
+    layouts = layouts or {}
+    ones, zeros = (1,) * spatial, (0,) * spatial
+    return DML_CONVOLUTION_OPERATOR_DESC(
+        InputTensor=buffer_tensor(dtype, x, layouts.get("x")),
+        FilterTensor=buffer_tensor(dtype, w, layouts.get("w")),
+        BiasTensor=buffer_tensor(dtype, (1, y[1]) + (1,) * spatial, layouts.get("b")) if bias else None,
+        OutputTensor=buffer_tensor(dtype, y, layouts.get("y")),
+        Mode=mode,
+        Direction=direction,
+        DimensionCount=spatial,
+        Strides=tuple(strides or ones),
+        Dilations=tuple(dilations or ones),
+        StartPadding=tuple(start or zeros),
+        EndPadding=tuple(end or zeros),
+        OutputPadding=tuple(output_padding or zeros),
+        GroupCount=groups,
+        FusedActivation=None if activation is None else activation.fused(),
+    )
+
+
+def run_conv(desc: Any, device: dmlpy.Device, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, expect_warnings: Sequence[str] = ()) -> np.ndarray:
+    """``dmlpy.run`` on ``device``, asserting exactly the DmlWarnings (by rule id) that ``expect_warnings`` names."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", dmlpy.DmlWarning)
+        result = dmlpy.run(desc, device=device, InputTensor=x, FilterTensor=w, BiasTensor=b)
+    raised = sorted({w.message.finding.rule for w in caught if isinstance(w.message, dmlpy.DmlWarning)})
+    assert raised == sorted(set(expect_warnings)), f"DmlWarnings {raised}, expected {sorted(set(expect_warnings))}"
+    return result
+
+
+def native_device_or_skip() -> dmlpy.Device:
+    if dmlpy.native_available():
+        return dmlpy.create_device(backend="native")
+    if NATIVE_REQUIRED:
+        pytest.fail(f"DMLPY_REQUIRE_NATIVE=1 but the native backend did not load: {dmlpy.native_status()}")
+    pytest.skip(f"native backend unavailable: {dmlpy.native_status()}")
+
+
+def vector(values: Sequence[float], dtype: Any = np.float32) -> np.ndarray:
+    """A 1-D signal as a {1, 1, W} tensor."""
+    return np.array(values, dtype=dtype).reshape(1, 1, -1)
+
+
+# ---------------------------------------------------------------------------------------
+# The independent oracles
+
+
+def oracle_forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int], start: Sequence[int], out: Sequence[int], groups: int) -> np.ndarray:
+    """Cross-correlation by loops: y[n, oc, o] += x[n, ic, o * s + k * d - start] * w[oc, ic - g * Cin/G, k] over taps inside the input."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, cin = x.shape[:2]
+    cout = w.shape[0]
+    cin_g, cout_g = cin // groups, cout // groups
+    y = np.zeros((n, cout, *out))
+    for o in itertools.product(*(range(size) for size in out)):
+        for k in itertools.product(*(range(size) for size in w.shape[2:])):
+            p = tuple(o[i] * strides[i] + k[i] * dilations[i] - start[i] for i in range(len(out)))
+            if not all(0 <= p[i] < x.shape[2 + i] for i in range(len(p))):
+                continue
+            for g in range(groups):
+                taps = x[(slice(None), slice(g * cin_g, (g + 1) * cin_g), *p)]  # {N, Cin/G}
+                weights = w[(slice(g * cout_g, (g + 1) * cout_g), slice(None), *k)]  # {Cout/G, Cin/G}
+                y[(slice(None), slice(g * cout_g, (g + 1) * cout_g), *o)] += taps @ weights.T
+    return y
+
+
+def oracle_backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int], start: Sequence[int], out: Sequence[int], groups: int) -> np.ndarray:
+    """A transposed convolution as a FORWARD one: stride-dilate the input (s - 1 zeros between elements),
+    flip the kernel, swap its in/out channels per group, pad with keff - 1 - start in front, stride 1."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, cin = x.shape[:2]
+    cout_g, kernel = w.shape[1], w.shape[2:]
+    dilated = np.zeros((n, cin, *((size - 1) * s + 1 for size, s in zip(x.shape[2:], strides, strict=True))))
+    dilated[(slice(None), slice(None), *(slice(None, None, s) for s in strides))] = x
+    cin_g = cin // groups
+    flipped = np.flip(w, axis=tuple(range(2, w.ndim)))
+    swapped = np.concatenate([np.swapaxes(flipped[g * cin_g : (g + 1) * cin_g], 0, 1) for g in range(groups)], axis=0)  # {Cout, Cin/G, k...}
+    assert swapped.shape[:2] == (cout_g * groups, cin_g)
+    front = [(k - 1) * d - sp for k, d, sp in zip(kernel, dilations, start, strict=True)]  # may be negative: a crop
+    return oracle_forward(dilated, swapped, (1,) * len(out), dilations, front, out, groups)
+
+
+def oracle(case: ConvCase, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """The contract (notes/convolution-semantics.md): flip for CONVOLUTION, zero the OutputPadding tail, add bias, activate."""
+    if case.mode == CONVOLUTION:
+        w = np.flip(w, axis=tuple(range(2, w.ndim)))
+    kernel = oracle_backward if case.direction == BACKWARD else oracle_forward
+    y = kernel(x, w, case.strides, case.dilations, case.start, case.out_sizes[2:], case.groups)
+    for i, op in enumerate(case.output_padding):
+        if op:
+            index = [slice(None)] * y.ndim
+            index[2 + i] = slice(y.shape[2 + i] - op, None)
+            y[tuple(index)] = 0.0
+    if b is not None:
+        y = y + b.astype(np.float64)
+    return oracle_activation(case.activation, y)
+
+
+def test_the_backward_oracle_reproduces_the_onnx_convtranspose_example() -> None:
+    """The oracles must be right to judge anything: ONNX's ConvTranspose example and a 1-D stride-2 scatter by hand."""
+    x = np.arange(9, dtype=np.float64).reshape(1, 1, 3, 3)
+    y = oracle_backward(x, np.ones((1, 2, 3, 3)), (1, 1), (1, 1), (0, 0), (5, 5), 1)
+    np.testing.assert_array_equal(y[0, 1], ONNX_CONVTRANSPOSE_2D)
+    # [1, 2, 3], kernel [1, 1, 1], stride 2, start 1: i lands at 2i + k - 1 -> [1, 1+2, 2, 2+3, 3, 3]
+    y = oracle_backward(vector([1, 2, 3], np.float64), np.ones((1, 1, 3)), (2,), (1,), (1,), (6,), 1)
+    np.testing.assert_array_equal(y.ravel(), [1, 3, 2, 5, 3, 3])
+
+
+# ---------------------------------------------------------------------------------------
+# Documentation examples (ONNX operator docs) and hand-computed cases
+
+ONNX_CONV_PADDED = [[12, 21, 27, 33, 24], [33, 54, 63, 72, 51], [63, 99, 108, 117, 81], [93, 144, 153, 162, 111], [72, 111, 117, 123, 84]]
+ONNX_CONV_UNPADDED = [[54, 63, 72], [99, 108, 117], [144, 153, 162]]
+ONNX_CONVTRANSPOSE_2D = [[0, 1, 3, 3, 2], [3, 8, 15, 12, 7], [9, 21, 36, 27, 15], [9, 20, 33, 24, 13], [6, 13, 21, 15, 8]]
+
+
+@pytest.mark.doc_example
+@pytest.mark.parametrize(("padding", "expected"), [(1, ONNX_CONV_PADDED), (0, ONNX_CONV_UNPADDED)], ids=["conv_with_padding", "conv_without_padding"])
+def test_onnx_conv_example(device: dmlpy.Device, padding: int, expected: list[list[int]]) -> None:
+    """ONNX Conv: 0..24 as 5x5, a 3x3 kernel of ones, pads 1 (5x5 out) or 0 (3x3 out)."""
+    x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    size = 5 if padding else 3
+    desc = conv_desc(x.shape, (1, 1, 3, 3), (1, 1, size, size), start=(padding,) * 2, end=(padding,) * 2)
+    y = run_conv(desc, device, x, np.ones((1, 1, 3, 3), np.float32))
+    np.testing.assert_array_equal(y[0, 0], np.array(expected, dtype=np.float32))
+
+
+@pytest.mark.doc_example
+def test_onnx_convtranspose_1d_example(device: dmlpy.Device) -> None:
+    """ONNX ConvTranspose 1-D: x [0, 1, 2], W ones {1, 2, 3} -> two channels of [0, 1, 3, 3, 2]."""
+    y = run_conv(conv_desc((1, 1, 3), (1, 2, 3), (1, 2, 5), direction=BACKWARD), device, vector([0, 1, 2]), np.ones((1, 2, 3), np.float32))
+    np.testing.assert_array_equal(y[0], [[0, 1, 3, 3, 2], [0, 1, 3, 3, 2]])
+
+
+@pytest.mark.doc_example
+def test_onnx_convtranspose_2d_example(device: dmlpy.Device) -> None:
+    """ONNX ConvTranspose: 0..8 as 3x3, W ones {1, 2, 3, 3} -> 5x5 per channel."""
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    y = run_conv(conv_desc(x.shape, (1, 2, 3, 3), (1, 2, 5, 5), direction=BACKWARD), device, x, np.ones((1, 2, 3, 3), np.float32))
+    np.testing.assert_array_equal(y[0, 0], ONNX_CONVTRANSPOSE_2D)
+    np.testing.assert_array_equal(y[0, 1], ONNX_CONVTRANSPOSE_2D)
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [(CROSS, [-2.0, -2.0]), (CONVOLUTION, [2.0, 2.0])],
+    ids=["cross-correlation x[o] - x[o+2]", "convolution flips to -x[o] + x[o+2]"],
+)
+def test_forward_mode_decides_the_kernel_orientation(device: dmlpy.Device, mode: DML_CONVOLUTION_MODE, expected: list[float]) -> None:
+    y = run_conv(conv_desc((1, 1, 4), (1, 1, 3), (1, 1, 2), mode=mode), device, vector([1, 2, 3, 4]), vector([1, 0, -1]))
+    np.testing.assert_array_equal(y.ravel(), expected)
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [(CROSS, [1.0, 12.0, 20.0]), (CONVOLUTION, [10.0, 21.0, 2.0])],
+    ids=["cross-correlation scatters [1, 10]", "convolution scatters the flipped [10, 1]"],
+)
+def test_backward_mode_decides_the_kernel_orientation(device: dmlpy.Device, mode: DML_CONVOLUTION_MODE, expected: list[float]) -> None:
+    """x [1, 2], W [1, 10]: y[i + k] += x[i] * W[k] -> [1, 2 + 10, 20]; flipped W [10, 1] -> [10, 20 + 1, 2]."""
+    y = run_conv(conv_desc((1, 1, 2), (1, 1, 2), (1, 1, 3), direction=BACKWARD, mode=mode), device, vector([1, 2]), vector([1, 10]))
+    np.testing.assert_array_equal(y.ravel(), expected)
+
+
+@pytest.mark.parametrize(("size", "expected"), [(5, [1, 3, 2, 5, 3]), (6, [1, 3, 2, 5, 3, 3])], ids=["natural 5", "natural + 1: the extra position is computed"])
+def test_backward_stride_2_computes_the_extra_position(device: dmlpy.Device, size: int, expected: list[float]) -> None:
+    """[1, 2, 3], kernel ones(3), stride 2, padding 1 + 1: (3 - 1) * 2 + 3 - 2 = 5; input i lands at 2i + k - 1."""
+    desc = conv_desc((1, 1, 3), (1, 1, 3), (1, 1, size), direction=BACKWARD, strides=(2,), start=(1,), end=(1,))
+    y = run_conv(desc, device, vector([1, 2, 3]), np.ones((1, 1, 3), np.float32))
+    np.testing.assert_array_equal(y.ravel(), expected)
+
+
+def test_backward_output_padding_zeroes_the_tail_before_bias_and_activation(device: dmlpy.Device) -> None:
+    """As above with OutputPadding 1: size 5 + 1 = 6, position 5 is zeroed (not 3), then + bias 10, then LINEAR(2, 0)."""
+    desc = conv_desc((1, 1, 3), (1, 1, 3), (1, 1, 6), direction=BACKWARD, strides=(2,), start=(1,), end=(1,), output_padding=(1,),
+                     bias=True, activation=Activation("LINEAR", (2.0, 0.0)))  # fmt: skip
+    y = run_conv(desc, device, vector([1, 2, 3]), np.ones((1, 1, 3), np.float32), vector([10]), [OUTPUT_PADDING_NONZERO])
+    np.testing.assert_array_equal(y.ravel(), [22, 26, 24, 30, 26, 20])
+
+
+def test_forward_output_padding_adds_a_zeroed_position(device: dmlpy.Device) -> None:
+    """[1, 2, 3, 4] with kernel [1, 1]: [3, 5, 7]; OutputPadding 1 makes 4 outputs, the last 0, then + bias 1."""
+    desc = conv_desc((1, 1, 4), (1, 1, 2), (1, 1, 4), output_padding=(1,), bias=True)
+    y = run_conv(desc, device, vector([1, 2, 3, 4]), vector([1, 1]), vector([1]), [OUTPUT_PADDING_NONZERO])
+    np.testing.assert_array_equal(y.ravel(), [4, 6, 8, 1])
+
+
+def test_the_bias_is_added_before_the_activation(device: dmlpy.Device) -> None:
+    """conv = [-3, 3], bias 2: relu(conv + bias) = [0, 5]; relu first would give [2, 5]."""
+    desc = conv_desc((1, 1, 2), (1, 1, 1), (1, 1, 2), bias=True, activation=Activation("RELU"))
+    y = run_conv(desc, device, vector([-1, 1]), vector([3]), vector([2]))
+    np.testing.assert_array_equal(y.ravel(), [0, 5])
+
+
+def test_bias_broadcasts_over_batch_and_space(device: dmlpy.Device) -> None:
+    """A 1x1 kernel of zeros leaves only the bias {1, 3, 1, 1} = [1, 2, 3] at every position."""
+    desc = conv_desc((2, 2, 3, 3), (3, 2, 1, 1), (2, 3, 3, 3), bias=True)
+    b = np.array([1, 2, 3], np.float32).reshape(1, 3, 1, 1)
+    y = run_conv(desc, device, np.ones((2, 2, 3, 3), np.float32), np.zeros((3, 2, 1, 1), np.float32), b)
+    np.testing.assert_array_equal(y, np.broadcast_to(b, (2, 3, 3, 3)))
+
+
+def test_groups_keep_channels_apart(device: dmlpy.Device) -> None:
+    """1x1, Cin 4, GroupCount 2: y0 = 1 * x0 + 2 * x1, y1 = 3 * x2 + 4 * x3 (x = 1, 10, 100, 1000)."""
+    x = np.array([1, 10, 100, 1000], np.float32).reshape(1, 4, 1, 1)
+    w = np.array([[1, 2], [3, 4]], np.float32).reshape(2, 2, 1, 1)
+    y = run_conv(conv_desc(x.shape, w.shape, (1, 2, 1, 1), groups=2), device, x, w)
+    np.testing.assert_array_equal(y.ravel(), [21, 4300])
+
+
+def test_backward_groups_keep_channels_apart(device: dmlpy.Device) -> None:
+    """1x1 transpose, Cin 2, GroupCount 2, W {2, 2, 1, 1}: channel 0 feeds outputs 0-1, channel 1 outputs 2-3."""
+    x = np.array([1, 10], np.float32).reshape(1, 2, 1, 1)
+    w = np.array([[1, 2], [3, 4]], np.float32).reshape(2, 2, 1, 1)
+    y = run_conv(conv_desc(x.shape, w.shape, (1, 4, 1, 1), direction=BACKWARD, groups=2), device, x, w)
+    np.testing.assert_array_equal(y.ravel(), [1, 2, 30, 40])
+
+
+def test_depthwise_convolution_filters_each_channel_alone(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 1, 3, 2)).astype(np.float32)
+    y = run_conv(conv_desc(x.shape, w.shape, (2, 3, 3, 5), groups=3), device, x, w)
+    for c in range(3):
+        alone = run_conv(conv_desc((2, 1, 5, 6), (1, 1, 3, 2), (2, 1, 3, 5)), device, x[:, c : c + 1], w[c : c + 1])
+        np.testing.assert_allclose(y[:, c : c + 1], alone, rtol=1e-6, atol=1e-6)
+
+
+def test_3d_convolution_sums_a_2x2x2_block(device: dmlpy.Device) -> None:
+    """5-D ones, kernel ones(2, 2, 2), one padding in front of depth: the first depth slice sees 4 taps, the rest 8."""
+    desc = conv_desc((1, 1, 3, 3, 3), (1, 1, 2, 2, 2), (1, 1, 3, 2, 2), start=(1, 0, 0))
+    y = run_conv(desc, device, np.ones((1, 1, 3, 3, 3), np.float32), np.ones((1, 1, 2, 2, 2), np.float32))
+    np.testing.assert_array_equal(y[0, 0, :, 0, 0], [4, 8, 8])
+
+
+def test_fp16_accumulates_in_fp32(device: dmlpy.Device) -> None:
+    """1x1 over channels [2048, 1, 1] with weights 1: 2050 (representable in binary16).
+
+    Summing in binary16 would lose both ones (2048 + 1 rounds to 2048) and give 2048.
+    """
+    x = np.array([2048, 1, 1], np.float16).reshape(1, 3, 1, 1)
+    y = run_conv(conv_desc(x.shape, (1, 3, 1, 1), (1, 1, 1, 1), dtype=np.float16), device, x, np.ones((1, 3, 1, 1), np.float16))
+    assert y.dtype == np.float16 and y.ravel()[0] == 2050
+
+
+def test_fp16_output_saturates_to_infinity_without_warnings(device: dmlpy.Device) -> None:
+    x = np.full((1, 2, 1, 1), 60000, np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = run_conv(conv_desc(x.shape, (1, 2, 1, 1), (1, 1, 1, 1), dtype=np.float16), device, x, np.ones((1, 2, 1, 1), np.float16))
+    assert y.ravel()[0] == np.inf
+
+
+def test_strided_layouts_give_the_packed_answer(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """NHWC input, a channels-last filter, a bias read through zero strides, a padded output: logical values unchanged."""
+    x = rng.standard_normal((2, 4, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    b = rng.standard_normal((1, 6, 1, 1)).astype(np.float32)
+    common = {"strides": (2, 1), "start": (1, 0), "end": (1, 1), "groups": 2, "bias": True}
+    packed = run_conv(conv_desc(x.shape, w.shape, (2, 6, 3, 4), **common), device, x, w, b)
+    layouts = {"x": nhwc_strides(x.shape), "w": nhwc_strides(w.shape), "b": (0, 1, 0, 0), "y": packed_strides((2, 7, 4, 6))}
+    strided = run_conv(conv_desc(x.shape, w.shape, (2, 6, 3, 4), **common, layouts=layouts), device, x, w, b)
+    np.testing.assert_array_equal(strided, packed)
+    expected = oracle_forward(x, w, (2, 1), (1, 1), (1, 0), (3, 4), 2) + b
+    np.testing.assert_allclose(packed, expected, **TOLERANCE[np.dtype(np.float32)])
+
+
+def test_a_broadcast_input_reads_one_image_for_every_batch_item(device: dmlpy.Device) -> None:
+    one = np.arange(18, dtype=np.float32).reshape(1, 2, 3, 3)
+    x = np.broadcast_to(one, (3, 2, 3, 3))
+    desc = conv_desc(x.shape, (1, 2, 2, 2), (3, 1, 2, 2), direction=FORWARD, layouts={"x": (0, 9, 3, 1)})
+    assert desc.InputTensor.Desc.TotalTensorSizeInBytes == 18 * 4
+    y = run_conv(desc, device, x, np.ones((1, 2, 2, 2), np.float32))
+    assert (y == y[0]).all()
+    np.testing.assert_array_equal(y[0, 0], oracle_forward(one, np.ones((1, 2, 2, 2)), (1, 1), (1, 1), (0, 0), (2, 2), 1)[0, 0])
+
+
+# ---------------------------------------------------------------------------------------
+# Each fused activation, in both directions
+
+
+@pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
+@pytest.mark.parametrize("activation", ALL, ids=str)
+def test_each_fused_activation_applies_after_the_bias(device: dmlpy.Device, activation: Activation, direction: DML_CONVOLUTION_DIRECTION) -> None:
+    case = ConvCase(
+        direction=int(direction), mode=int(CROSS), in_sizes=(2, 4, 5, 4), filter_sizes=(4, 3, 3, 2) if direction == BACKWARD else (6, 2, 3, 2),
+        strides=(2, 1), dilations=(1, 2), start=(1, 0), end=(0, 1), output_padding=(0, 0), extra=(1, 0) if direction == BACKWARD else (0, 0),
+        groups=2, bias=True, activation=activation, dtype="float32", layouts=("packed",) * 4, seed=11,
+    )  # fmt: skip
+    check_case(device.backend_name, case)
+
+
+# ---------------------------------------------------------------------------------------
+# BACKWARD against dmlpy's own FORWARD over the stride-dilated input with the flipped filter
+
+
+@pytest.mark.parametrize(
+    ("x", "w", "strides", "dilations", "start", "end", "groups", "extra"),
+    [
+        ((1, 2, 4, 3), (2, 3, 3, 2), (2, 3), (1, 1), (1, 0), (1, 1), 1, (1, 2)),
+        ((2, 4, 3, 3), (4, 1, 2, 3), (3, 1), (2, 1), (0, 2), (2, 0), 2, (0, 0)),
+        ((1, 3, 5), (3, 2, 4), (2,), (2,), (3,), (1,), 3, (1,)),
+        ((1, 2, 2, 2, 3), (2, 2, 2, 2, 2), (2, 1, 2), (1, 2, 1), (0, 1, 1), (1, 0, 0), 1, (1, 0, 0)),
+    ],
+    ids=["2-D stride 2x3 with extra outputs", "grouped, dilated, asymmetric padding", "1-D depthwise-like, dilation 2", "3-D"],
+)
+def test_backward_equals_forward_over_the_dilated_input_with_the_flipped_filter(
+    device: dmlpy.Device, rng: np.random.Generator, x: tuple[int, ...], w: tuple[int, ...], strides: tuple[int, ...], dilations: tuple[int, ...],
+    start: tuple[int, ...], end: tuple[int, ...], groups: int, extra: tuple[int, ...],
+) -> None:  # fmt: skip
+    spatial = len(x) - 2
+    out = dmlpy.convolution_output_sizes(x, w, strides, dilations, start, end, None, groups, BACKWARD)
+    out = (*out[:2], *(size + e for size, e in zip(out[2:], extra, strict=True)))
+    xs = rng.standard_normal(x).astype(np.float32)
+    ws = rng.standard_normal(w).astype(np.float32)
+    y = run_conv(conv_desc(x, w, out, direction=BACKWARD, strides=strides, dilations=dilations, start=start, end=end, groups=groups), device, xs, ws)
+    # the same through a FORWARD desc: zeros between inputs, flipped and swapped filter, padding keff - 1 - start in front
+    dilated = np.zeros((x[0], x[1], *((n - 1) * s + 1 for n, s in zip(x[2:], strides, strict=True))), np.float32)
+    dilated[(slice(None), slice(None), *(slice(None, None, s) for s in strides))] = xs
+    cin_g = x[1] // groups
+    flipped = np.flip(ws, axis=tuple(range(2, ws.ndim)))
+    forward_w = np.ascontiguousarray(np.concatenate([np.swapaxes(flipped[g * cin_g : (g + 1) * cin_g], 0, 1) for g in range(groups)]))
+    front = [(k - 1) * d - sp for k, d, sp in zip(w[2:], dilations, start, strict=True)]
+    back = [o - 1 + (k - 1) * d + 1 - n - f for o, k, d, n, f in zip(out[2:], w[2:], dilations, dilated.shape[2:], front, strict=True)]
+    assert min(front + back) >= 0, "these cases need no cropping"
+    forward = conv_desc(dilated.shape, forward_w.shape, out, dilations=dilations, start=front, end=back, groups=groups)
+    assert forward.DimensionCount == spatial
+    np.testing.assert_allclose(y, run_conv(forward, device, dilated, forward_w), rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# PyTorch as a second oracle for the transposed convolution
+
+
+@pytest.mark.parametrize(
+    ("x", "w", "stride", "padding", "output_padding", "groups", "dilation"),
+    [
+        ((2, 4, 5, 6), (4, 3, 3, 3), (2, 2), (1, 1), (1, 0), 1, (1, 1)),
+        ((1, 6, 4, 4), (6, 2, 3, 2), (3, 2), (0, 1), (2, 1), 3, (1, 2)),
+        ((1, 4, 3, 3, 3), (4, 1, 2, 2, 2), (2, 2, 2), (0, 0, 1), (1, 0, 1), 4, (1, 2, 1)),
+        ((2, 2, 7), (2, 3, 4), (3,), (2,), (1,), 1, (3,)),
+    ],
+    ids=["output_padding 1", "groups 3, dilation 2, output_padding (2, 1)", "3-D depthwise", "1-D dilation 3"],
+)
+def test_backward_agrees_with_torch_conv_transpose(
+    device: dmlpy.Device, rng: np.random.Generator, x: tuple[int, ...], w: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
+    output_padding: tuple[int, ...], groups: int, dilation: tuple[int, ...],
+) -> None:  # fmt: skip
+    """torch's output_padding is dmlpy's 'natural + extra' output with DML OutputPadding 0 (as onnxruntime maps it)."""
+    torch = pytest.importorskip("torch")
+    xs, ws = rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)
+    function = {3: torch.nn.functional.conv_transpose1d, 4: torch.nn.functional.conv_transpose2d, 5: torch.nn.functional.conv_transpose3d}[len(x)]
+    expected = function(torch.from_numpy(xs), torch.from_numpy(ws), stride=stride, padding=padding, output_padding=output_padding, groups=groups, dilation=dilation).numpy()
+    desc = conv_desc(x, w, expected.shape, direction=BACKWARD, strides=stride, dilations=dilation, start=padding, end=padding, groups=groups)
+    np.testing.assert_allclose(run_conv(desc, device, xs, ws), expected, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# Extreme but valid descs: UINT-sized strides, paddings and dilations on tiny tensors. The kernels
+# must never materialize the padding; the address space is capped while they run.
+
+
+@contextlib.contextmanager
+def address_space_cap(headroom: int = 2 * 2**30) -> Iterator[None]:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the address-space cap that keeps this test safe needs Linux")
+    import resource
+
+    with open("/proc/self/status", encoding="ascii") as status:
+        vm = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    cap = vm + headroom
+    if old[1] != resource.RLIM_INFINITY and cap > old[1]:
+        cap = old[1]
+    resource.setrlimit(resource.RLIMIT_AS, (cap, old[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
+
+
+BIG = 2**32 - 1
+
+
+def test_forward_with_a_huge_stride_and_start_padding(device: dmlpy.Device) -> None:
+    """[1, 2, 3], kernel [5], stride 2^31, start 2^31 - 1: (3 + 2^31 - 1 - 1) / 2^31 + 1 = 2; taps at -(2^31 - 1) and 1."""
+    desc = conv_desc((1, 1, 3), (1, 1, 1), (1, 1, 2), strides=(2**31,), start=(2**31 - 1,))
+    with address_space_cap():
+        y = run_conv(desc, device, vector([1, 2, 3]), vector([5]))
+    np.testing.assert_array_equal(y.ravel(), [0, 10])
+
+
+def test_forward_with_a_huge_dilation(device: dmlpy.Device) -> None:
+    """[1, 2, 3], kernel [1, 10] dilated by 2^32 - 1, start 2^32 - 3: one output; taps at -(2^32 - 3) and 2 -> 10 * 3."""
+    desc = conv_desc((1, 1, 3), (1, 1, 2), (1, 1, 1), dilations=(BIG,), start=(BIG - 2,))
+    with address_space_cap():
+        y = run_conv(desc, device, vector([1, 2, 3]), vector([1, 10]))
+    np.testing.assert_array_equal(y.ravel(), [30])
+
+
+def test_backward_with_a_huge_stride_and_padding(device: dmlpy.Device) -> None:
+    """[1, 2], kernel [1], stride 2^31, start 2^31 - 1: natural 2^31 + 1 - (2^31 - 1) = 2; input 0 lands at -(2^31 - 1), input 1 at 1."""
+    desc = conv_desc((1, 1, 2), (1, 1, 1), (1, 1, 3), direction=BACKWARD, strides=(2**31,), start=(2**31 - 1,))
+    with address_space_cap():
+        y = run_conv(desc, device, vector([1, 2]), vector([7]))
+    np.testing.assert_array_equal(y.ravel(), [0, 14, 0])
+
+
+def test_backward_with_a_huge_dilation_and_end_padding(device: dmlpy.Device) -> None:
+    """[1, 2], kernel [1, 10] dilated by 2^32 - 1, end padding 2^32 - 1: natural 1 + 2^32 - 2^32 + 1 = 2 -> [1, 2]."""
+    desc = conv_desc((1, 1, 2), (1, 1, 2), (1, 1, 2), direction=BACKWARD, dilations=(BIG,), end=(BIG,))
+    with address_space_cap():
+        y = run_conv(desc, device, vector([1, 2]), vector([1, 10]))
+    np.testing.assert_array_equal(y.ravel(), [1, 2])
+
+
+# ---------------------------------------------------------------------------------------
+# onnxruntime as an oracle
+
+
+def onnxruntime_result(case: ConvCase, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> tuple[np.ndarray, tuple[slice, ...]]:
+    """onnxruntime's Conv / ConvTranspose (+ the activation as ONNX nodes), and the part of dmlpy's output it judges.
+
+    Where ONNX semantics coincide: CONVOLUTION mode is ONNX's cross-correlation with the filter
+    pre-flipped; FLOAT16 data is given to onnxruntime as float32 (ONNX then accumulates in float32,
+    as DirectML does). DirectML's OutputPadding has no ONNX counterpart, so the zeroed tail is left
+    out: ONNX's Conv computes the first out - OutputPadding positions, and ConvTranspose with
+    ONNX output_padding = extra (always < stride, as ONNX requires) computes the natural + extra
+    positions in front of the tail. ``output_shape`` is never used, which sidesteps onnxruntime's
+    output_shape pad computation (reference appendix B: it uses the undilated kernel).
+    """
+    from onnx import helper
+
+    if case.mode == CONVOLUTION:
+        w = np.flip(w, axis=tuple(range(2, w.ndim)))
+    spatial = len(case.strides)
+    attrs: dict[str, Any] = {
+        "strides": list(case.strides),
+        "dilations": list(case.dilations),
+        "pads": [*case.start, *case.end],
+        "group": case.groups,
+        "kernel_shape": list(case.filter_sizes[2:]),
+    }
+    if case.direction == BACKWARD:
+        attrs["output_padding"] = list(case.extra)
+    op = "ConvTranspose" if case.direction == BACKWARD else "Conv"
+    inputs = {"X": x, "W": w} | ({"B": b.reshape(-1)} if b is not None else {})
+    nodes = [helper.make_node(op, list(inputs), ["conv"], **attrs)]
+    more, initializers = onnx_activation_nodes(case.activation, "conv", "Y")
+    y = run_onnx(nodes + more, initializers, inputs)
+    region = (slice(None), slice(None), *(slice(0, case.out_sizes[2 + i] - case.output_padding[i]) for i in range(spatial)))
+    return y, region
+
+
+# ---------------------------------------------------------------------------------------
+# Property tests
+
+
+LAYOUTS = {"x": ["packed", "nhwc", "broadcast-n", "padded"], "w": ["packed", "channels-last", "padded"], "b": ["packed", "zero-strides"], "y": ["packed", "nhwc", "padded"]}
+
+
+@dataclass(frozen=True)
+class ConvCase:
+    direction: int
+    mode: int
+    in_sizes: tuple[int, ...]
+    filter_sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    start: tuple[int, ...]
+    end: tuple[int, ...]
+    output_padding: tuple[int, ...]
+    extra: tuple[int, ...]  # BACKWARD: outputs beyond the natural size (0 .. stride - 1)
+    groups: int
+    bias: bool
+    activation: Activation | None
+    dtype: str
+    layouts: tuple[str, str, str, str]  # x, w, b, y
+    seed: int
+
+    @property
+    def out_sizes(self) -> tuple[int, ...]:
+        """Written from the formulas of DESIGN section 5, not with dmlpy's helper."""
+        n, spatial = self.in_sizes[0], []
+        for i, size in enumerate(self.in_sizes[2:]):
+            k, s, d, sp, ep, op = self.filter_sizes[2 + i], self.strides[i], self.dilations[i], self.start[i], self.end[i], self.output_padding[i]
+            keff = (k - 1) * d + 1
+            if self.direction == BACKWARD:
+                spatial.append((size - 1) * s + keff - sp - ep + op + self.extra[i])
+            else:
+                spatial.append((size + sp + ep - keff) // s + 1 + op)
+        channels = self.filter_sizes[1] * self.groups if self.direction == BACKWARD else self.filter_sizes[0]
+        return (n, channels, *spatial)
+
+    def _strides(self, kind: str, sizes: tuple[int, ...]) -> tuple[int, ...] | None:
+        layout = self.layouts["xwby".index(kind)]
+        if layout == "packed":
+            return None
+        if layout in ("nhwc", "channels-last"):
+            return nhwc_strides(sizes)
+        if layout == "broadcast-n":
+            return (0, *packed_strides(sizes)[1:])
+        if layout == "zero-strides":
+            return (0, 1) + (0,) * (len(sizes) - 2)
+        return packed_strides([s + (1 if i == len(sizes) - 1 else (self.seed >> i) % 2) for i, s in enumerate(sizes)])  # padded
+
+    def desc(self) -> DML_CONVOLUTION_OPERATOR_DESC:
+        y = self.out_sizes
+        layouts = {kind: self._strides(kind, sizes) for kind, sizes in (("x", self.in_sizes), ("w", self.filter_sizes), ("b", (1, y[1]) + (1,) * (len(y) - 2)), ("y", y))}
+        return conv_desc(
+            self.in_sizes, self.filter_sizes, y, direction=DML_CONVOLUTION_DIRECTION(self.direction), mode=DML_CONVOLUTION_MODE(self.mode),
+            strides=self.strides, dilations=self.dilations, start=self.start, end=self.end, output_padding=self.output_padding,
+            groups=self.groups, bias=self.bias, activation=self.activation, dtype=np.dtype(self.dtype).type, layouts=layouts,
+        )  # fmt: skip
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        rng = np.random.default_rng(self.seed)
+        one = rng.uniform(-1, 1, size=(1 if self.layouts[0] == "broadcast-n" else self.in_sizes[0], *self.in_sizes[1:]))
+        x = np.ascontiguousarray(np.broadcast_to(one, self.in_sizes)).astype(self.dtype)
+        w = rng.uniform(-1, 1, size=self.filter_sizes).astype(self.dtype)
+        b = rng.uniform(-1, 1, size=(1, self.out_sizes[1]) + (1,) * (len(self.in_sizes) - 2)).astype(self.dtype) if self.bias else None
+        return x, w, b
+
+
+@st.composite
+def conv_cases(
+    draw: st.DrawFn,
+    spatial: int,
+    dtype: str = "float32",
+    *,
+    direction: int | None = None,
+    mode: int | None = None,
+    max_size: int = 5,
+    grouped: bool | None = None,
+) -> ConvCase:
+    direction = draw(st.sampled_from([int(FORWARD), int(BACKWARD)])) if direction is None else direction
+    backward = direction == BACKWARD
+    use_groups = draw(st.booleans()) if grouped is None else grouped
+    groups = draw(st.integers(2, 3)) if use_groups else 1
+    depthwise = use_groups and draw(st.booleans())
+    cin_g = 1 if depthwise else draw(st.integers(1, 2))
+    cout_g = 1 if depthwise else draw(st.integers(1, 2))
+    kernel, strides, dilations, start, end, output_padding, extra, in_spatial = [], [], [], [], [], [], [], []
+    with_output_padding = draw(st.integers(0, 5)) == 0
+    for _ in range(spatial):
+        k, s, d = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+        sp, ep = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+        keff = (k - 1) * d + 1
+        if backward:
+            low = max(1, 1 + -(-(sp + ep + 1 - keff) // s))  # the smallest input with (in - 1) * s + keff - sp - ep >= 1
+            extra.append(draw(st.integers(0, s - 1)))
+        else:
+            low = max(1, keff - sp - ep)
+            extra.append(0)
+        in_spatial.append(draw(st.integers(low, max(low, max_size if not backward else 3))))
+        output_padding.append(draw(st.integers(0, 1)) if with_output_padding else 0)
+        kernel.append(k)
+        strides.append(s)
+        dilations.append(d)
+        start.append(sp)
+        end.append(ep)
+    cin, cout = cin_g * groups, cout_g * groups
+    filter_sizes = (cin, cout_g, *kernel) if backward else (cout, cin_g, *kernel)
+    activation = draw(st.sampled_from([None, None, *ALL]))
+    return ConvCase(
+        direction=direction,
+        mode=draw(st.sampled_from([int(CROSS), int(CROSS), int(CONVOLUTION)])) if mode is None else mode,
+        in_sizes=(draw(st.integers(1, 2)), cin, *in_spatial),
+        filter_sizes=filter_sizes,
+        strides=tuple(strides), dilations=tuple(dilations), start=tuple(start), end=tuple(end),
+        output_padding=tuple(output_padding), extra=tuple(extra), groups=groups,
+        bias=draw(st.booleans()), activation=activation, dtype=dtype,
+        layouts=tuple(draw(st.sampled_from(LAYOUTS[kind])) for kind in "xwby"),  # type: ignore[arg-type]
+        seed=draw(st.integers(0, 2**32 - 1)),
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=2048)
+def _expected(case: ConvCase) -> tuple[np.ndarray, np.ndarray, tuple[slice, ...]]:
+    """The oracle's and onnxruntime's answers, cached: the native and numpy runs draw the same cases."""
+    x, w, b = case.arrays()
+    y_ort, region = onnxruntime_result(case, x.astype(np.float32), w.astype(np.float32), None if b is None else b.astype(np.float32))
+    return oracle(case, x, w, b), y_ort, region
+
+
+def check_case(backend: str, case: ConvCase) -> None:
+    """The backend against the oracle and onnxruntime; native also against NumPy."""
+    x, w, b = case.arrays()
+    expected, y_ort, region = _expected(case)
+    tolerance = TOLERANCE[np.dtype(case.dtype)]
+    warns = [OUTPUT_PADDING_NONZERO] if any(case.output_padding) else []
+    y = run_conv(case.desc(), dmlpy.create_device(backend=backend), x, w, b, warns)
+    assert y.shape == case.out_sizes and y.dtype == np.dtype(case.dtype), f"{y.shape} {y.dtype}: {case}"
+    np.testing.assert_allclose(y.astype(np.float64), expected, err_msg=f"{backend} vs the oracle: {case}", **tolerance)
+    if backend == "native":
+        y_numpy = run_conv(case.desc(), dmlpy.create_device(backend="numpy"), x, w, b, warns)
+        np.testing.assert_allclose(y.astype(np.float64), y_numpy.astype(np.float64), err_msg=f"native vs numpy: {case}", **tolerance)
+    assert y_ort.shape == y[region].shape, f"onnxruntime's shape {y_ort.shape} differs from {y[region].shape}: {case}"
+    np.testing.assert_allclose(y[region].astype(np.float64), y_ort, err_msg=f"{backend} vs onnxruntime: {case}", **tolerance)
+
+
+# Generated cases per property test (per backend): 320 in all.
+EXAMPLES = {"2d-fp32": 100, "1d-fp32": 40, "3d-fp32": 35, "2d-fp16": 50, "1d-3d-fp16": 25, "grouped": 40, "convolution-mode": 30}
+
+PROPERTY = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["2d-fp32"])
+@given(case=conv_cases(spatial=2))
+def test_property_2d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["1d-fp32"])
+@given(case=conv_cases(spatial=1, max_size=7))
+def test_property_1d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["3d-fp32"])
+@given(case=conv_cases(spatial=3, max_size=4))
+def test_property_3d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["2d-fp16"])
+@given(case=conv_cases(spatial=2, dtype="float16"))
+def test_property_2d_fp16(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["1d-3d-fp16"])
+@given(case=st.one_of(conv_cases(spatial=1, dtype="float16"), conv_cases(spatial=3, dtype="float16", max_size=3)))
+def test_property_1d_and_3d_fp16(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["grouped"])
+@given(case=conv_cases(spatial=2, grouped=True))
+def test_property_grouped_and_depthwise(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=EXAMPLES["convolution-mode"])
+@given(case=st.one_of(conv_cases(spatial=1, mode=int(CONVOLUTION)), conv_cases(spatial=2, mode=int(CONVOLUTION))))
+def test_property_convolution_mode_flips_the_kernel(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def test_property_tests_generate_at_least_300_cases() -> None:
+    """The floor on generated cases (per backend) that the test plan promises."""
+    assert sum(EXAMPLES.values()) >= 300
+
+
+# ---------------------------------------------------------------------------------------
+# The adjoint identity: BACKWARD is the transpose of FORWARD with the same filter
+
+
+@settings(PROPERTY, max_examples=40)
+@given(case=conv_cases(spatial=2, direction=int(FORWARD)) | conv_cases(spatial=1, direction=int(FORWARD)) | conv_cases(spatial=3, direction=int(FORWARD), max_size=4))
+def test_adjoint_identity_holds_to_float32_precision(backend: str, case: ConvCase) -> None:
+    """<conv(x), y> == <x, convT(y)>: the FORWARD desc maps {N, Cin, in} to {N, Cout, out}; the BACKWARD desc with the
+    same filter maps {N, Cout, out} back to {N, Cin, in} (in is an accepted BACKWARD size: natural <= in < natural + s)."""
+    device = dmlpy.create_device(backend=backend)
+    spatial = len(case.strides)
+    zeros = (0,) * spatial
+    common = {"mode": DML_CONVOLUTION_MODE(case.mode), "strides": case.strides, "dilations": case.dilations, "start": case.start, "end": case.end, "groups": case.groups}
+    x_sizes, w_sizes = case.in_sizes, case.filter_sizes
+    y_sizes = (x_sizes[0], w_sizes[0], *((n + sp + ep - ((k - 1) * d + 1)) // s + 1 for n, k, s, d, sp, ep in
+                                          zip(x_sizes[2:], w_sizes[2:], case.strides, case.dilations, case.start, case.end, strict=True)))  # fmt: skip
+    rng = np.random.default_rng(case.seed)
+    x = rng.uniform(-1, 1, x_sizes).astype(np.float32)
+    w = rng.uniform(-1, 1, w_sizes).astype(np.float32)
+    y = rng.uniform(-1, 1, y_sizes).astype(np.float32)
+    forward = run_conv(conv_desc(x_sizes, w_sizes, y_sizes, output_padding=zeros, **common), device, x, w)
+    backward = run_conv(conv_desc(y_sizes, w_sizes, x_sizes, direction=BACKWARD, output_padding=zeros, **common), device, y, w)
+    lhs = float(np.dot(forward.ravel().astype(np.float64), y.ravel()))
+    rhs = float(np.dot(x.ravel().astype(np.float64), backward.ravel()))
+    scale = float(np.abs(forward).ravel() @ np.abs(y).ravel() + np.abs(x).ravel() @ np.abs(backward).ravel()) + 1e-30
+    assert abs(lhs - rhs) <= 4e-7 * scale, f"<conv(x), y> = {lhs}, <x, convT(y)> = {rhs}: {case}"
+
+
+# ---------------------------------------------------------------------------------------
+# Native and NumPy on a case larger than the property tests draw (the native kernel's threads)
+
+
+@pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
+def test_native_and_numpy_agree_on_a_large_case(direction: DML_CONVOLUTION_DIRECTION, rng: np.random.Generator) -> None:
+    native = native_device_or_skip()
+    x = (2, 16, 23, 19) if direction == FORWARD else (2, 16, 12, 10)
+    w = (24, 8, 3, 3) if direction == FORWARD else (16, 12, 3, 3)
+    args = {"strides": (2, 1), "dilations": (1, 2), "start": (1, 2), "end": (2, 1), "groups": 2}
+    out = dmlpy.convolution_output_sizes(x, w, args["strides"], args["dilations"], args["start"], args["end"], None, 2, direction)
+    xs, ws = rng.uniform(-1, 1, x).astype(np.float32), rng.uniform(-1, 1, w).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, out[1], 1, 1)).astype(np.float32)
+    for layout in (None, {"x": nhwc_strides(x), "y": nhwc_strides(out)}):
+        desc = conv_desc(x, w, out, direction=direction, bias=True, activation=Activation("LEAKY_RELU", (0.1,)), layouts=layout, **args)
+        y_native = run_conv(desc, native, xs, ws, b)
+        y_numpy = run_conv(desc, dmlpy.create_device(backend="numpy"), xs, ws, b)
+        np.testing.assert_allclose(y_native, y_numpy, rtol=1e-4, atol=1e-4)
+        assert math.isfinite(float(np.abs(y_native).max()))
