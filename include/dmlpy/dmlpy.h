@@ -43,7 +43,10 @@ enum {
 
 /* Executes one operator.
  * inputs/outputs: DirectML binding-slot order (desc field order of the input tensors / output tensors).
- *   AVERAGE_POOLING (56), AVERAGE_POOLING1 (166): 1 input (InputTensor), 1 output (OutputTensor).
+ *   AVERAGE_POOLING (56), AVERAGE_POOLING1 (166), SPACE_TO_DEPTH(1) (68, 114), DEPTH_TO_SPACE(1) (69, 113)
+ *   and the ACTIVATION_* operators: 1 input (InputTensor), 1 output (OutputTensor).
+ *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
+ *   BiasTensor), 1 output (OutputTensor).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
  *   calling thread only.
  * Returns DMLPY_OK or one of the DMLPY_E_* codes; on error nothing has been written. */
