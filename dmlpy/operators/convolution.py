@@ -1,7 +1,7 @@
 """Convolution, forward and backward (transposed): DML_CONVOLUTION_OPERATOR_DESC.
 
 Facts: reference 2.4, 3.4, 3.9 and 4.2. The contract with the C kernels is
-notes/convolution-semantics.md; decisions (DESIGN section 5):
+docs/convolution-semantics.md; decisions (DESIGN section 5):
 
 * Layouts. FORWARD: Filter ``{Cout, Cin/G, k...}``, output channels ``Filter[0]``.
   BACKWARD (ONNX ConvTranspose): Filter ``{Cin, Cout/G, k...}`` (ONNX's ``W`` unchanged),

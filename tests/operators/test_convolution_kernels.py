@@ -165,7 +165,7 @@ def oracle_backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilati
 
 
 def oracle(case: ConvCase, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """The contract (notes/convolution-semantics.md): flip for CONVOLUTION, zero the OutputPadding tail, add bias, activate."""
+    """The contract (docs/convolution-semantics.md): flip for CONVOLUTION, zero the OutputPadding tail, add bias, activate."""
     if case.mode == CONVOLUTION:
         w = np.flip(w, axis=tuple(range(2, w.ndim)))
     kernel = oracle_backward if case.direction == BACKWARD else oracle_forward
