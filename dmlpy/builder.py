@@ -2,9 +2,17 @@
 
     g = dmlpy.GraphBuilder(feature_level=DML_FEATURE_LEVEL_6_4)
     x = g.input("x", "float32", (1, 64, 32, 32))
-    y = g.average_pooling(x, window=(2, 2), strides=(2, 2))
+    w = g.input("w", "float32", (64, 32, 4, 4), owned=True)      # weights: bound at initialize
+    y = g.conv_transpose(x, w, strides=2, start_padding=1, end_padding=1, activation=FusedActivation.relu())
+    y = g.space_to_depth(g.average_pooling(y, window=(2, 2), strides=(2, 2)), 2)
     program = g.compile({"y": y})
-    outputs = program(x=array)            # {"y": ndarray}
+    outputs = program(x=array, w=weights)  # {"y": ndarray}
+
+One function per operator family, with DirectML's (DirectMLX's) defaults: ``average_pooling``,
+``convolution`` and ``conv_transpose`` (FORWARD and BACKWARD DML_CONVOLUTION), the standalone
+activations (``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``, ``elu``, ``hard_sigmoid``,
+``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``;
+``add_operator`` takes any other desc.
 
 Every call builds the operator desc DirectML would see, infers its output sizes (including
 the ones DirectMLX cannot, such as BACKWARD convolution), and validates it at once: a mistake
@@ -26,10 +34,39 @@ import numpy as np
 
 from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, Buffer, array_binding, buffer_binding
 from dmlpy.device import Device, create_device, validate
-from dmlpy.enums import DML_EXECUTION_FLAGS, DML_FEATURE_LEVEL, DML_TENSOR_FLAGS, HRESULT
+from dmlpy.enums import (
+    DML_CONVOLUTION_DIRECTION,
+    DML_CONVOLUTION_MODE,
+    DML_DEPTH_SPACE_ORDER,
+    DML_EXECUTION_FLAGS,
+    DML_FEATURE_LEVEL,
+    DML_TENSOR_FLAGS,
+    HRESULT,
+)
 from dmlpy.errors import DmlError, Severity
 from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, constant_node, graph_desc, input_edge, intermediate_edge, operator_node, output_edge
+from dmlpy.operators.activation import (
+    DML_ACTIVATION_ELU_OPERATOR_DESC,
+    DML_ACTIVATION_GELU_OPERATOR_DESC,
+    DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_IDENTITY_OPERATOR_DESC,
+    DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_LINEAR_OPERATOR_DESC,
+    DML_ACTIVATION_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
+    DML_ACTIVATION_TANH_OPERATOR_DESC,
+)
+from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
 from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, average_pooling_output_sizes
+from dmlpy.operators.space_depth import (
+    DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_DEPTH_TO_SPACE_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH_OPERATOR_DESC,
+    depth_to_space_output_sizes,
+    space_to_depth_output_sizes,
+)
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, as_data_type, calc_buffer_tensor_size, nhwc_strides
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -133,7 +170,8 @@ class GraphBuilder:
 
         The desc's input fields are set from the tensors; its output fields must already be set.
         Validation happens here: an error names ``call``, the user's line and the argument
-        (``arguments`` maps C field names to the argument names of ``call``).
+        (``arguments`` maps C field names, or rule ids where a rule blames another argument
+        than the field it reports, to the argument names of ``call``).
         """
         for field_name, tensor in inputs.items():
             if tensor is not None and tensor.builder is not self:
@@ -147,8 +185,8 @@ class GraphBuilder:
             described = []
             for finding in errors:
                 field = finding.path.split(".")[1].split("[")[0] if "." in finding.path else ""
-                argument = (arguments or {}).get(field)
-                described.append(f"argument '{argument}'" if argument else f"field {field or finding.path}")
+                argument = (arguments or {}).get(finding.rule) or (arguments or {}).get(field)
+                described.append(f"argument '{argument}'" if argument else (f"field {field}" if field else f"the operator itself ({finding.path})"))
             summary = f"GraphBuilder.{call} at {where}: {'; '.join(dict.fromkeys(described))} rejected"
             raise DmlError(HRESULT.E_INVALIDARG, errors, summary)
         spec_outputs = [f.name for f in dataclasses.fields(desc) if f.name.startswith("Output") and isinstance(getattr(desc, f.name), DML_TENSOR_DESC)]
@@ -191,6 +229,197 @@ class GraphBuilder:
         arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding",
                      "Dilations": "dilations", "OutputTensor": "output_sizes", "InputTensor": "x", "DimensionCount": "window"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x}, call="average_pooling", arguments=arguments)[0]
+
+    # --- convolution ------------------------------------------------------------------
+
+    def convolution(
+        self,
+        x: Tensor,
+        filter: Tensor,  # noqa: A002 - DirectMLX's name
+        bias: Tensor | None = None,
+        *,
+        strides: Sequence[int] | int | None = None,
+        dilations: Sequence[int] | int | None = None,
+        start_padding: Sequence[int] | int | None = None,
+        end_padding: Sequence[int] | int | None = None,
+        groups: int = 1,
+        mode: DML_CONVOLUTION_MODE | int = DML_CONVOLUTION_MODE.CROSS_CORRELATION,
+        activation: Any = None,
+        output_sizes: Sequence[int] | None = None,
+    ) -> Tensor:
+        """A FORWARD convolution (ONNX Conv), DirectMLX's defaults: strides and dilations 1, no padding.
+
+        ``filter`` is ``{Cout, Cin/groups, k...}``; ``bias`` is ``{1, Cout, 1, 1}`` or a packed
+        1-D ``{Cout}`` (ONNX's B: the edge reinterprets its bytes as ``{1, Cout, 1, 1}``).
+        ``activation`` is a fused activation (``FusedActivation.relu()``, ...). The output is
+        ``{N, Cout, (in + start + end - ((k - 1) * d + 1)) / s + 1, ...}`` unless ``output_sizes``
+        says otherwise (validation then checks it).
+        """
+        return self._convolution("convolution", DML_CONVOLUTION_DIRECTION.FORWARD, x, filter, bias, strides, dilations, start_padding, end_padding, None, groups, mode, activation, output_sizes)
+
+    def conv_transpose(
+        self,
+        x: Tensor,
+        filter: Tensor,  # noqa: A002 - DirectMLX's name
+        bias: Tensor | None = None,
+        *,
+        strides: Sequence[int] | int | None = None,
+        dilations: Sequence[int] | int | None = None,
+        start_padding: Sequence[int] | int | None = None,
+        end_padding: Sequence[int] | int | None = None,
+        output_padding: Sequence[int] | int | None = None,
+        groups: int = 1,
+        mode: DML_CONVOLUTION_MODE | int = DML_CONVOLUTION_MODE.CROSS_CORRELATION,
+        activation: Any = None,
+        output_sizes: Sequence[int] | None = None,
+    ) -> Tensor:
+        """A BACKWARD (transposed) convolution, as ONNX ConvTranspose; the size DirectMLX cannot infer.
+
+        ``filter`` is ONNX's W as is, ``{Cin, Cout/groups, k...}``; the output has
+        ``filter[1] * groups`` channels and spatial sizes
+        ``(in - 1) * s + (k - 1) * d + 1 - start - end + output_padding``.
+        ``output_padding`` has ONNX's meaning: it enlarges the output (those positions are
+        computed), and the desc's OutputPadding stays 0, as onnxruntime maps it (reference 4.2).
+        An explicit ``output_sizes`` (ONNX's output_shape) wins over ``output_padding``.
+        """
+        return self._convolution("conv_transpose", DML_CONVOLUTION_DIRECTION.BACKWARD, x, filter, bias, strides, dilations, start_padding, end_padding,
+                                 output_padding, groups, mode, activation, output_sizes)  # fmt: skip
+
+    def _convolution(
+        self, call: str, direction: DML_CONVOLUTION_DIRECTION, x: Any, filter: Any, bias: Any, strides: Any, dilations: Any,  # noqa: A002
+        start_padding: Any, end_padding: Any, output_padding: Any, groups: Any, mode: Any, activation: Any, output_sizes: Any,
+    ) -> Tensor:  # fmt: skip
+        x = self._tensor_argument(call, "x", x)
+        filter = self._tensor_argument(call, "filter", filter)  # noqa: A001
+        bias = self._tensor_argument(call, "bias", bias, optional=True)
+        spatial = len(x.sizes) - 2
+        strides = _per_axis(strides, spatial, 1)
+        dilations = _per_axis(dilations, spatial, 1)
+        start_padding = _per_axis(start_padding, spatial, 0)
+        end_padding = _per_axis(end_padding, spatial, 0)
+        extra = _per_axis(output_padding, spatial, 0)
+        if not isinstance(extra, tuple) or len(extra) != spatial or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in extra):
+            # not a desc field (OutputPadding stays 0): the builder checks it itself
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument 'output_padding' is {output_padding!r}, expected {spatial} non-negative integers (one per spatial axis)"
+            raise ValueError(msg)
+        backward = direction == DML_CONVOLUTION_DIRECTION.BACKWARD
+        explicit = output_sizes is not None
+        if output_sizes is None:
+            output_sizes = _convolution_sizes(x.sizes, filter.sizes, strides, dilations, start_padding, end_padding, extra, groups, backward=backward)
+        if bias is not None:
+            bias = _as_dml_bias(bias, len(x.sizes))
+        desc = DML_CONVOLUTION_OPERATOR_DESC(
+            OutputTensor=self._output(x, output_sizes), Mode=mode, Direction=direction, DimensionCount=spatial, Strides=strides, Dilations=dilations,
+            StartPadding=start_padding, EndPadding=end_padding, OutputPadding=(0,) * spatial, GroupCount=groups, FusedActivation=activation,
+        )  # fmt: skip
+        blamed_for_output = "output_sizes" if explicit else ("output_padding" if backward and any(_is_positive(v) for v in extra) else "")
+        arguments = {
+            "InputTensor": "x", "FilterTensor": "filter", "BiasTensor": "bias", "Mode": "mode", "DimensionCount": "x", "Strides": "strides",
+            "Dilations": "dilations", "StartPadding": "start_padding", "EndPadding": "end_padding", "GroupCount": "groups", "FusedActivation": "activation",
+            "CONVOLUTION.GROUP_DIVIDES_CHANNELS": "groups", "ACTIVATION.NOT_FUSABLE": "activation", "ACTIVATION.FUSED_TENSORS_NOT_NULL": "activation",
+            "OPERATOR.TYPE": "activation",
+        }  # fmt: skip
+        if blamed_for_output:
+            arguments["OutputTensor"] = blamed_for_output
+            arguments["CONVOLUTION.OUTPUT_SIZE"] = arguments["CONVOLUTION.BACKWARD_OUTPUT_SIZE"] = blamed_for_output
+        return self.add_operator(desc, {"InputTensor": x, "FilterTensor": filter, "BiasTensor": bias}, call=call, arguments=arguments)[0]
+
+    # --- standalone activations (DirectMLX's defaults) --------------------------------
+
+    def relu(self, x: Tensor) -> Tensor:
+        """ACTIVATION_RELU: ``max(x, 0)``."""
+        return self._activation("relu", DML_ACTIVATION_RELU_OPERATOR_DESC, x)
+
+    def leaky_relu(self, x: Tensor, alpha: float = 0.01) -> Tensor:
+        """ACTIVATION_LEAKY_RELU: ``x`` for ``x >= 0``, else ``alpha * x``."""
+        return self._activation("leaky_relu", DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC, x, Alpha=alpha)
+
+    def sigmoid(self, x: Tensor) -> Tensor:
+        """ACTIVATION_SIGMOID: ``1 / (1 + exp(-x))``."""
+        return self._activation("sigmoid", DML_ACTIVATION_SIGMOID_OPERATOR_DESC, x)
+
+    def tanh(self, x: Tensor) -> Tensor:
+        """ACTIVATION_TANH."""
+        return self._activation("tanh", DML_ACTIVATION_TANH_OPERATOR_DESC, x)
+
+    def elu(self, x: Tensor, alpha: float = 1.0) -> Tensor:
+        """ACTIVATION_ELU: ``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+        return self._activation("elu", DML_ACTIVATION_ELU_OPERATOR_DESC, x, Alpha=alpha)
+
+    def hard_sigmoid(self, x: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
+        """ACTIVATION_HARD_SIGMOID: ``clamp(alpha * x + beta, 0, 1)``."""
+        return self._activation("hard_sigmoid", DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC, x, Alpha=alpha, Beta=beta)
+
+    def softplus(self, x: Tensor, steepness: float = 1.0) -> Tensor:
+        """ACTIVATION_SOFTPLUS: ``ln(1 + exp(steepness * x)) / steepness`` (steepness at least 1)."""
+        return self._activation("softplus", DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC, x, Steepness=steepness)
+
+    def gelu(self, x: Tensor) -> Tensor:
+        """ACTIVATION_GELU (feature level 5.1): ``0.5 * x * (1 + erf(x / sqrt(2)))``."""
+        return self._activation("gelu", DML_ACTIVATION_GELU_OPERATOR_DESC, x)
+
+    def linear(self, x: Tensor, alpha: float, beta: float) -> Tensor:
+        """ACTIVATION_LINEAR: ``alpha * x + beta`` (DirectMLX has no defaults for it either)."""
+        return self._activation("linear", DML_ACTIVATION_LINEAR_OPERATOR_DESC, x, Alpha=alpha, Beta=beta)
+
+    def identity(self, x: Tensor) -> Tensor:
+        """ACTIVATION_IDENTITY: a copy (into the builder's output layout)."""
+        return self._activation("identity", DML_ACTIVATION_IDENTITY_OPERATOR_DESC, x)
+
+    def _activation(self, call: str, desc_class: type, x: Any, **parameters: Any) -> Tensor:
+        x = self._tensor_argument(call, "x", x)
+        desc = desc_class(OutputTensor=self._output(x, x.sizes), **parameters)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", **{field: field.lower() for field in parameters}}
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
+    # --- space and depth --------------------------------------------------------------
+
+    def space_to_depth(self, x: Tensor, block_size: int, order: DML_DEPTH_SPACE_ORDER | int = DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW) -> Tensor:
+        """``{N, C, H, W} -> {N, C * b * b, H / b, W / b}``; ``order`` DEPTH_COLUMN_ROW (ONNX DCR, TensorFlow) or COLUMN_ROW_DEPTH (CRD).
+
+        Emits SPACE_TO_DEPTH1 from feature level 2.1 (as DirectMLX does) and the plain
+        SPACE_TO_DEPTH below it, which means DEPTH_COLUMN_ROW (COLUMN_ROW_DEPTH there is an
+        error that names ``order``). H and W must be multiples of ``block_size``.
+        """
+        return self._space_depth("space_to_depth", x, block_size, order, to_depth=True)
+
+    def depth_to_space(self, x: Tensor, block_size: int, order: DML_DEPTH_SPACE_ORDER | int = DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW) -> Tensor:
+        """``{N, C, H, W} -> {N, C / (b * b), H * b, W * b}``; the inverse of ``space_to_depth`` with the same ``order``.
+
+        Emits DEPTH_TO_SPACE1 from feature level 2.1 and DEPTH_TO_SPACE below it (as
+        ``space_to_depth``). C must be a multiple of ``block_size * block_size``.
+        """
+        return self._space_depth("depth_to_space", x, block_size, order, to_depth=False)
+
+    def _space_depth(self, call: str, x: Any, block_size: Any, order: Any, *, to_depth: bool) -> Tensor:
+        x = self._tensor_argument(call, "x", x)
+        try:
+            sizes = (space_to_depth_output_sizes if to_depth else depth_to_space_output_sizes)(x.sizes, block_size)
+        except (ValueError, TypeError):
+            sizes = _space_depth_fallback(x.sizes, block_size, to_depth=to_depth)  # validation names the argument
+        versioned = self.feature_level >= DML_FEATURE_LEVEL.LEVEL_2_1 or order != DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW
+        if versioned:
+            cls: Any = DML_SPACE_TO_DEPTH1_OPERATOR_DESC if to_depth else DML_DEPTH_TO_SPACE1_OPERATOR_DESC
+            desc = cls(OutputTensor=self._output(x, sizes), BlockSize=block_size, Order=order)
+        else:
+            cls = DML_SPACE_TO_DEPTH_OPERATOR_DESC if to_depth else DML_DEPTH_TO_SPACE_OPERATOR_DESC
+            desc = cls(OutputTensor=self._output(x, sizes), BlockSize=block_size)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "BlockSize": "block_size", "Order": "order", "OPERATOR.FEATURE_LEVEL": "order",
+                     "SPACE_DEPTH.SPATIAL_DIVISIBLE": "block_size", "SPACE_DEPTH.CHANNELS_DIVISIBLE": "block_size"}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
+    def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
+        """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
+        if value is None and optional:
+            return None
+        if not isinstance(value, Tensor):
+            hint = " (make it a graph value with g.constant(array) or g.input(...))" if isinstance(value, np.ndarray) else ""
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument '{argument}' is a {type(value).__name__}, expected a Tensor of this GraphBuilder{hint}"
+            raise TypeError(msg)
+        if value.builder is not self:
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument '{argument}' comes from another GraphBuilder"
+            raise ValueError(msg)
+        return value
 
     # --- compile ----------------------------------------------------------------------
 
@@ -283,6 +512,63 @@ def _write(buffer: Buffer, desc: DML_BUFFER_TENSOR_DESC, value: Any, name: str) 
     from dmlpy.device import _write_tensor  # noqa: PLC0415 - one implementation of the cast and shape rules
 
     _write_tensor(buffer, desc, value, name)
+
+
+# ---------------------------------------------------------------------------------------
+# Size inference that never raises: a size no formula gives is left for validation to name
+
+
+_INFERENCE_ERRORS = (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError)
+
+
+def _per_axis(value: Any, spatial: int, default: int) -> Any:
+    """DirectML's default for every spatial axis when ``value`` is None; one int for every axis; else as given."""
+    if value is None:
+        return (default,) * spatial
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * spatial
+    return tuple(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+
+
+def _is_positive(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
+
+
+def _convolution_sizes(x: Sequence[int], w: Sequence[int], strides: Any, dilations: Any, start: Any, end: Any, extra: Any, groups: Any, *, backward: bool) -> tuple[int, ...]:
+    """``{N, Cout, spatial...}`` by reference 3.4's formulas, axis by axis; an axis no formula fits gets 1."""
+    try:
+        channels = int(w[1]) * int(groups) if backward else int(w[0])
+    except _INFERENCE_ERRORS:
+        channels = x[1]
+    sizes = [x[0], channels if channels >= 1 else x[1]]
+    for i in range(len(x) - 2):
+        try:
+            args = (x[i + 2], w[i + 2], strides[i], start[i], end[i], dilations[i])
+            size = backward_output_size(*args) + extra[i] if backward else forward_output_size(*args)
+        except _INFERENCE_ERRORS:
+            size = 1
+        sizes.append(size if isinstance(size, int) and size >= 1 else 1)
+    return tuple(sizes)
+
+
+def _as_dml_bias(bias: Tensor, rank: int) -> Tensor:
+    """A packed 1-D ``{Cout}`` bias (ONNX's B) read as DirectML's ``{1, Cout, 1, ...}``: same bytes, so the edge joins them."""
+    desc = bias.desc
+    sizes = tuple(desc.Sizes or ())
+    if len(sizes) != 1 or rank < 3 or (desc.Strides is not None and tuple(desc.Strides) != (1,)):
+        return bias
+    shaped = dataclasses.replace(desc, DimensionCount=rank, Sizes=(1, sizes[0]) + (1,) * (rank - 2), Strides=None)
+    return dataclasses.replace(bias, desc=shaped)
+
+
+def _space_depth_fallback(sizes: Sequence[int], block_size: Any, *, to_depth: bool) -> tuple[int, ...]:
+    if len(sizes) != 4 or not _is_positive(block_size):
+        return tuple(sizes)
+    n, c, h, w = sizes
+    b = int(block_size)
+    if to_depth:
+        return n, c * b * b, max(1, h // b), max(1, w // b)
+    return n, max(1, c // (b * b)), h * b, w * b
 
 
 __all__ = ["GraphBuilder", "GraphProgram", "Tensor"]

@@ -11,6 +11,7 @@ GraphOutputIndex. ``Device.compile_graph`` calls it; this module never imports t
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,9 @@ from dmlpy.enums import (
     DML_GRAPH_NODE_TYPE,
     DML_PERSISTENT_BUFFER_ALIGNMENT,
     DML_TEMPORARY_BUFFER_ALIGNMENT,
+    HRESULT,
 )
+from dmlpy.errors import DmlError
 from dmlpy.execution import NOT_INITIALIZED
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, is_owned_by_dml
@@ -164,6 +167,11 @@ OWNED_CONSISTENT = rule("GRAPH.OWNED_INPUT_INCONSISTENT", "All node inputs conne
 # ---------------------------------------------------------------------------------------
 # Planning
 
+# Unused graph inputs are legal (reference 5.4) but each still takes a binding slot; InputCount is
+# a UINT. Beyond this many, CompileGraph fails with E_OUTOFMEMORY instead of allocating billions
+# of slots (an emulator capacity, not a documented DirectML limit).
+MAX_GRAPH_INPUTS = 1 << 16
+
 
 @dataclass
 class NodeInfo:
@@ -233,6 +241,10 @@ def plan_graph(ctx: Checker, desc: DML_GRAPH_DESC, device: Any = None) -> GraphP
     if input_count is None or output_count is None:
         msg = "DML_GRAPH_DESC.InputCount and OutputCount are UINTs"
         raise TypeError(msg)
+    if input_count > MAX_GRAPH_INPUTS:
+        msg = (f"DML_GRAPH_DESC.InputCount is {input_count}: every graph input takes a binding slot, even an unused one, and dmlpy "
+               f"allocates at most {MAX_GRAPH_INPUTS}; more is reported as an allocation failure")  # fmt: skip
+        raise DmlError(HRESULT.E_OUTOFMEMORY, [], msg)
     if ctx.has_errors:
         return None
 
@@ -308,9 +320,12 @@ def plan_graph(ctx: Checker, desc: DML_GRAPH_DESC, device: Any = None) -> GraphP
             continue
         graph_outputs[g] = [path]
         writes.setdefault(src, []).append(("output", g, path))
-    for g in range(output_count):
-        ctx.check(g in graph_outputs, GRAPH_OUTPUT_UNWRITTEN, f"{root}.OutputCount", actual=f"graph output {g} unwritten", expected="an output edge for every graph output",
-                  message=f"declares {output_count} outputs, but no output edge writes graph output {g}")  # fmt: skip
+    unwritten = output_count - len(graph_outputs)  # every written index is below OutputCount
+    if unwritten:  # one finding, however large OutputCount is (it is a UINT: up to 2**32 - 1)
+        missing = list(itertools.islice((g for g in range(output_count) if g not in graph_outputs), 8))
+        shown = ", ".join(map(str, missing)) + (f" ... ({unwritten} in all)" if unwritten > len(missing) else "")
+        ctx.fail(GRAPH_OUTPUT_UNWRITTEN, f"{root}.OutputCount", actual=f"{unwritten} graph output{'s' * (unwritten != 1)} unwritten", expected="an output edge for every graph output",
+                 message=f"declares {output_count} outputs, but no output edge writes graph output{'s' * (unwritten != 1)} {shown}")  # fmt: skip
 
     # every required slot connected
     for node in nodes:
@@ -482,6 +497,8 @@ def _place(nodes: list[NodeInfo], order: list[int], reads: dict[tuple[int, int],
             copies[key] = graph_targets[1:]
             for g in graph_targets:
                 output_tensor[g] = tensor
+        elif by_index[key[0]].constant is not None:
+            continue  # consumers read a constant's own bytes: it needs no temporary memory
         else:
             last_use = max(position[n] for n in node_targets)
             lifetimes.append((position[key[0]], last_use, tensor.TotalTensorSizeInBytes, key))
@@ -587,8 +604,12 @@ class CompiledGraph:
         steps: list[Runner] = []
         for i in plan.order:
             node = by_index[i]
-            if node.operator is None:
-                continue  # constants are read where they are used
+            if node.operator is None:  # constants are read where they are used; one wired to graph outputs is copied there
+                constant = memory(Source("constant", i), 0)
+                target = plan.writes.get((i, 0))
+                for g in ([target.index] if target is not None and target.kind == "output" else []) + plan.copies.get((i, 0), []):
+                    steps.append(_copier(constant, memory(Source("output", g), 0), node.outputs[0].tensor))
+                continue
             ins = []
             for k, slot in enumerate(node.inputs):
                 source = plan.reads.get((i, k))

@@ -238,6 +238,10 @@ def to_cpp(desc: Any, name: str = "desc", storage: str = "const") -> str:
     result must outlive the call).
     """
     lines: list[str] = []
+    try:  # print what DirectML would receive: DimensionCount derived, bare buffer descs wrapped
+        desc = normalized(desc, type(desc).__name__)
+    except FieldError:
+        pass  # a desc C could not hold still prints as far as it goes
     _emit_struct(desc, name, lines, storage)
     return "\n".join(lines)
 
