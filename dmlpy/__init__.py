@@ -31,6 +31,7 @@ from dmlpy.enums import *  # noqa: F403 - every DML_* enum and C constant, by de
 from dmlpy.enums import __all__ as _enum_names
 from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
 from dmlpy.execution import CommandList, CommandRecorder
+from dmlpy.interop.cpp import get_include
 from dmlpy.graph import (
     DML_CONSTANT_DATA_GRAPH_NODE_DESC,
     DML_GRAPH_DESC,
@@ -113,6 +114,7 @@ __all__ = [
     "backward_output_size_range",
     "convolution_output_sizes",
     "forward_output_size",
+    "get_include",
     "DML_CONSTANT_DATA_GRAPH_NODE_DESC",
     "DML_GRAPH_DESC",
     "DML_GRAPH_EDGE_DESC",

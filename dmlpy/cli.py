@@ -1,18 +1,55 @@
-"""``python -m dmlpy``: what dmlpy is running on, and (more commands to come) tools for descs."""
+"""``python -m dmlpy`` (also installed as ``dmlpy``): validate, run and export DirectML models.
+
+Commands::
+
+    dmlpy validate MODEL.json|MODEL.onnx [--json] [--feature-level 6.4] [--strict]
+    dmlpy run MODEL.json|MODEL.onnx [--input NAME=FILE.npy ...] [--fill random|zeros] [--seed N]
+                                    [--output-dir DIR] [--backend auto|native|numpy] [--full]
+    dmlpy export-dxdispatch MODEL.onnx|MODEL.json OUT_DIR [--output-command print|writeFile]
+    dmlpy emit-cpp MODEL.json|MODEL.onnx [-o OUT.h] [--prefix NAME]
+    dmlpy calc-size DTYPE SIZES [STRIDES]        e.g. calc-size FLOAT32 1,3,4,4 48,16,4,1
+    dmlpy include                                the directory holding dmlpy/dml_types.h
+    dmlpy info                                   version, backend, operators, feature levels
+    dmlpy rules [--markdown]                     every validation rule id
+
+``MODEL.json`` is a DxDispatch model (reference section 6); ``MODEL.onnx`` goes through
+``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok, 1 validation errors (or a model
+DirectML would reject), 2 usage errors (bad arguments, unreadable files). Findings and progress
+go where scripts expect them: results on stdout, progress and errors on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
+import numpy as np
+
+import dmlpy  # noqa: F401 - importing the package registers every operator family and its rules
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
 from dmlpy.backends import native_available, native_status
-import dmlpy  # noqa: F401 - importing the package registers every operator family and its rules
-from dmlpy.enums import c_name
+from dmlpy.enums import DML_FEATURE_LEVEL, c_name
+from dmlpy.errors import DmlError, Finding, Severity
+from dmlpy.interop.dxdispatch import DxDispatchFormatError
 from dmlpy.rules import REGISTRY, Rule
 from dmlpy.support import OPERATORS
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+FORMAT_RULE = "DXDISPATCH.FORMAT"  # declared in dmlpy.interop.dxdispatch: the file is not a model DxDispatch would parse
+
+
+class UsageError(Exception):
+    """Bad arguments or an unreadable input: exit code 2."""
+
+
+# ---------------------------------------------------------------------------------------
+# info and rules
 
 
 def _info(_: argparse.Namespace) -> int:
@@ -21,6 +58,7 @@ def _info(_: argparse.Namespace) -> int:
     chosen = ("native" if native_available() else "numpy") if backend == "auto" else backend
     print(f"backend: {chosen}" + (" (DMLPY_BACKEND)" if backend != "auto" else ""))
     print(f"native: {'available' if native_available() else 'unavailable'}: {native_status()}")
+    print(f"headers: {dmlpy.get_include()}")
     print("operators (feature level introduced; tensor support by level):")
     for support in OPERATORS.values():
         print(f"  {c_name(support.operator_type)} (FL {support.introduced.dotted})")
@@ -30,11 +68,15 @@ def _info(_: argparse.Namespace) -> int:
                 for name, row in table.items()
             )
             print(f"    FL {level.dotted}: {rows}")
-    return 0
+    return EXIT_OK
 
 
 def render_rules_markdown() -> str:
     """docs/rules.md: every rule from the registry and every support table, so docs cannot drift."""
+    # the interop modules declare rules too; import them so the page never depends on what ran before
+    import dmlpy.interop.dxdispatch  # noqa: F401, PLC0415
+    import dmlpy.interop.onnx  # noqa: F401, PLC0415
+
     lines = [
         "# dmlpy validation rules",
         "",
@@ -68,15 +110,466 @@ def render_rules_markdown() -> str:
 def _rules(args: argparse.Namespace) -> int:
     if args.markdown:
         print(render_rules_markdown())
-        return 0
+        return EXIT_OK
     for declared in REGISTRY.values():
         print(f"{declared.id:40} {declared.severity.value:8} {declared.statement}")
-    return 0
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# Shared helpers
+
+
+class Progress:
+    """``[step/total] label`` lines on stderr.
+
+    ``mode`` ``"always"`` prints every step, ``"never"`` none, ``"auto"`` only once a run has
+    taken longer than ``after`` seconds (short runs stay quiet; long ones show where they are).
+    """
+
+    def __init__(self, mode: str = "auto", after: float = 1.0, stream: Any = None) -> None:
+        self.mode = mode
+        self.after = after
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = time.perf_counter()
+        self.shown = 0
+
+    def __call__(self, step: int, total: int, label: str) -> None:
+        elapsed = time.perf_counter() - self.start
+        if self.mode == "never" or (self.mode == "auto" and elapsed < self.after):
+            return
+        self.shown += 1
+        print(f"[{step}/{total}] {label} ({elapsed:.1f} s)", file=self.stream, flush=True)
+
+
+def _progress(args: argparse.Namespace) -> Progress:
+    return Progress("always" if args.progress else "never" if args.quiet else "auto")
+
+
+def _feature_level(text: str) -> DML_FEATURE_LEVEL:
+    from dmlpy.interop.dxdispatch import parse_feature_level  # noqa: PLC0415
+
+    try:
+        return parse_feature_level(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _model_kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "json"
+    if suffix == ".onnx":
+        return "onnx"
+    msg = f"{path}: expected a DxDispatch model (.json) or an ONNX model (.onnx)"
+    raise UsageError(msg)
+
+
+def _existing(path: str) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        msg = f"{path}: no such file"
+        raise UsageError(msg)
+    return p
+
+
+def _onnx() -> Any:
+    """dmlpy.interop.onnx, imported only when an ONNX model is given."""
+    try:
+        from dmlpy.interop import onnx as onnx_interop  # noqa: PLC0415 - optional extra
+    except ImportError as error:
+        msg = f"ONNX models need dmlpy.interop.onnx and the onnx package (pip install 'dmlpy[onnx]'): {error}"
+        raise UsageError(msg) from None
+    return onnx_interop
+
+
+def _load_onnx(path: Path) -> tuple[Any, Any]:
+    onnx_interop = _onnx()
+    try:
+        return onnx_interop, onnx_interop.load(str(path))
+    except Exception as error:  # noqa: BLE001 - protobuf's DecodeError and friends: not an ONNX model
+        msg = f"{path}: cannot load the ONNX model: {type(error).__name__}: {error}"
+        raise UsageError(msg) from None
+
+
+def _read_json_model(path: Path) -> Any:
+    from dmlpy.interop.dxdispatch import read_model  # noqa: PLC0415
+
+    return read_model(path)
+
+
+def _inputs_from_args(pairs: Sequence[str]) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    for pair in pairs:
+        name, sep, file = pair.partition("=")
+        if not sep or not name or not file:
+            msg = f"--input takes NAME=FILE.npy, not {pair!r}"
+            raise UsageError(msg)
+        try:
+            arrays[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            msg = f"--input {name}: cannot read {file}: {error}"
+            raise UsageError(msg) from None
+    return arrays
+
+
+def _fill(kind: str, shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Generator) -> np.ndarray:
+    if kind == "zeros":
+        return np.zeros(shape, dtype=dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -8), min(info.max, 8), size=shape, endpoint=True).astype(dtype)
+
+
+def _print_findings(findings: Sequence[tuple[str, Finding]], stream: Any = None) -> None:
+    stream = stream if stream is not None else sys.stdout
+    for where, finding in findings:
+        prefix = f"{where}: " if where else ""
+        print(f"{finding.severity.value:7} {finding.rule} {prefix}{finding.path}: {finding.message}", file=stream)
+
+
+def _summary(findings: Sequence[Finding]) -> str:
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warnings = len(findings) - errors
+    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+
+
+def _format_finding(where: str, message: str) -> Finding:
+    return Finding(FORMAT_RULE, Severity.ERROR, where, "a model DxDispatch parses", None, message)
+
+
+def _split_format_message(message: str) -> tuple[str, str]:
+    where, sep, rest = message.partition(": ")
+    return (where, rest) if sep and " " not in where else ("", message)
+
+
+# ---------------------------------------------------------------------------------------
+# validate
+
+
+def _validate(args: argparse.Namespace) -> int:
+    path = _existing(args.model)
+    kind = _model_kind(path)
+    located: list[tuple[str, Finding]] = []
+    if kind == "json":
+        from dmlpy.interop.dxdispatch import DxDispatchFormatError, check_model  # noqa: PLC0415
+
+        try:
+            located = [(f.where, f.finding) for f in check_model(path, feature_level=args.feature_level, bindings=not args.no_bindings)]
+        except DxDispatchFormatError as error:
+            where, message = _split_format_message(str(error))
+            located = [("", _format_finding(where or str(path), message))]
+    else:
+        report = _onnx().validate(str(path), feature_level=args.feature_level)  # an unparsable file is a finding too
+        located = [("", f) for f in report.findings]
+    findings = [f for _, f in located]
+    failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
+    if args.json:
+        print(json.dumps([{**f.as_dict(), **({"where": w} if w else {})} for w, f in located], indent=2))
+    else:
+        _print_findings(located)
+        verdict = "invalid" if failing else "valid"
+        print(f"{path}: {verdict} at DML_FEATURE_LEVEL_{args.feature_level.dotted.replace('.', '_')} ({_summary(findings)})")
+    return EXIT_INVALID if failing else EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# run
+
+
+def _describe(name: str, array: np.ndarray, full: bool) -> str:
+    head = f"{name}: {array.dtype}{list(array.shape)}"
+    if array.size and array.dtype.kind in "fiu":
+        finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+        if finite.size:
+            head += f" min {finite.min():.6g} max {finite.max():.6g} mean {finite.astype(np.float64).mean():.6g}"
+    threshold = sys.maxsize if full else 8
+    body = np.array2string(array.reshape(-1), threshold=threshold, edgeitems=4, precision=6, max_line_width=100)
+    return f"{head}\n  {body}"
+
+
+def _run_json(args: argparse.Namespace, path: Path, progress: Progress) -> dict[str, np.ndarray]:
+    from dmlpy.enums import DML_TENSOR_DATA_TYPE  # noqa: PLC0415
+    from dmlpy.interop.dxdispatch import run_model  # noqa: PLC0415
+    from dmlpy.tensor import numpy_dtype  # noqa: PLC0415
+
+    model = _read_json_model(path)
+    given = _inputs_from_args(args.input)
+    unknown = sorted(set(given) - set(model.resources))
+    if unknown:
+        msg = f"--input {', '.join(unknown)}: the model has no such resource (resources: {', '.join(model.resources)})"
+        raise UsageError(msg)
+    read_by_dispatch = _input_resources(model)
+    rng = np.random.default_rng(args.seed)
+    for name in model.resources:
+        data_type = model.resource_types[name]
+        dtype = np.dtype(np.uint8) if data_type == DML_TENSOR_DATA_TYPE.UNKNOWN else numpy_dtype(data_type)
+        if name in given:
+            array = given[name]
+            if data_type == DML_TENSOR_DATA_TYPE.UNKNOWN:
+                array = np.ascontiguousarray(array).reshape(-1).view(np.uint8)  # a typed list: the file's bytes
+        elif args.fill and name in read_by_dispatch:
+            array = _fill(args.fill, (model.resources[name].size // dtype.itemsize,), dtype, rng)
+        else:
+            continue
+        if not np.can_cast(array.dtype, dtype, casting="same_kind"):
+            msg = f"--input {name}: {array.dtype} data cannot fill a {data_type.name} resource"
+            raise UsageError(msg)
+        raw = np.ascontiguousarray(array.astype(dtype)).reshape(-1).view(np.uint8)
+        if raw.size > model.resources[name].size:
+            msg = f"--input {name}: {raw.size} bytes do not fit the resource's {model.resources[name].size} bytes"
+            raise UsageError(msg)
+        model.resources[name][:] = 0
+        model.resources[name][: raw.size] = raw
+    device = dmlpy.create_device(args.feature_level, backend=args.backend)
+    result = run_model(model, device, out_dir=args.output_dir, progress=progress)
+    for name, target in result.written.items():
+        print(f"wrote {name} to {target}", file=sys.stderr)
+    return {name: result.array(name) for name in result.shown}
+
+
+def _input_resources(model: Any) -> set[str]:
+    """Resources some dispatch reads (bound to an input bind point, at dispatch or initialization)."""
+    from dmlpy.interop.dxdispatch import _source_names  # noqa: PLC0415
+    from dmlpy.operators import REGISTRY, operator_desc  # noqa: PLC0415
+
+    names: set[str] = set()
+    for command in model.commands:
+        if command["type"] != "dispatch":
+            continue
+        dispatchable = command["dispatchable"]
+        inputs = {s.name for s in REGISTRY[operator_desc(model.dispatchables[dispatchable]).Type].support.inputs}
+        for point, source in [*command["bindings"].items(), *model.init_bindings.get(dispatchable, {}).items()]:
+            if point in inputs:
+                names.update(_source_names(source))
+    return names
+
+
+def _onnx_import(args: argparse.Namespace, path: Path, progress: Progress) -> tuple[Any, dict[str, np.ndarray]]:
+    """The imported model and an ONNX-shaped array for every model input (given, or filled by --fill)."""
+    onnx_interop, model = _load_onnx(path)
+    given = _inputs_from_args(args.input)
+    progress(1, 3, "importing the ONNX model")
+    device = dmlpy.create_device(args.feature_level, backend=args.backend)
+    shapes = {name: array.shape for name, array in given.items()}
+    imported = onnx_interop.import_model(model, feature_level=args.feature_level, device=device, input_shapes=shapes or None)
+    unknown = sorted(set(given) - set(imported.input_names))
+    if unknown:
+        msg = f"--input {', '.join(unknown)}: the model's inputs are {', '.join(imported.input_names)}"
+        raise UsageError(msg)
+    rng = np.random.default_rng(args.seed)
+    inputs = dict(given)
+    for name in imported.input_names:
+        if name not in inputs:
+            inputs[name] = _fill(args.fill or "random", imported.input_shapes[name], np.dtype(imported.input_dtypes[name]), rng)
+    return imported, inputs
+
+
+def _run_onnx(args: argparse.Namespace, path: Path, progress: Progress) -> dict[str, np.ndarray]:
+    imported, inputs = _onnx_import(args, path, progress)
+    progress(2, 3, "running")
+    outputs = imported.run(inputs)
+    progress(3, 3, "done")
+    return {str(name): np.asarray(value) for name, value in outputs.items()}
+
+
+def _run(args: argparse.Namespace) -> int:
+    path = _existing(args.model)
+    kind = _model_kind(path)
+    progress = _progress(args)
+    if args.output_dir is not None:
+        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        shown = _run_json(args, path, progress) if kind == "json" else _run_onnx(args, path, progress)
+    except DmlError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    for name, array in shown.items():
+        print(_describe(name, array, args.full))
+        if args.output_dir is not None:
+            target = Path(args.output_dir) / f"{_safe(name)}.npy"
+            if not target.exists():
+                np.save(target, array)
+                print(f"saved {name} to {target}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _safe(name: str) -> str:
+    from dmlpy.interop.dxdispatch import _file_stem  # noqa: PLC0415
+
+    return _file_stem(name)
+
+
+# ---------------------------------------------------------------------------------------
+# export-dxdispatch and emit-cpp
+
+
+def _export(args: argparse.Namespace) -> int:
+    from dmlpy.interop.dxdispatch import graph_model, operator_models, write_model  # noqa: PLC0415
+
+    path = _existing(args.model)
+    kind = _model_kind(path)
+    out_dir = Path(args.out_dir)
+    progress = _progress(args)
+    try:
+        if kind == "onnx":
+            imported, inputs = _onnx_import(args, path, progress)
+            missing = [n for n in imported.program.input_names if n not in inputs]
+            inputs.update(_weights(imported, missing))
+            graph = graph_model(imported, inputs, output_command=args.output_command)
+        else:
+            graph = json.loads(path.read_text(encoding="utf-8")) if _read_json_model(path) else None
+        progress(2, 3, "running the graph for each operator's inputs")
+        per_operator = operator_models(graph, device=dmlpy.create_device(args.feature_level, backend=args.backend), output_command=args.output_command)
+    except DmlError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [write_model(graph, out_dir / "graph.json")]
+    written += [write_model(m, out_dir / f"{_safe(name)}.json") for name, m in per_operator.items()]
+    progress(3, 3, f"wrote {len(written)} files")
+    for target in written:
+        print(target)
+    return EXIT_OK
+
+
+def _weights(imported: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Values for graph inputs that are not ONNX inputs: the weights the importer made OWNED_BY_DML inputs."""
+    if not names:
+        return {}
+    table = getattr(imported, "owned_weights", None) or {}
+    missing = [n for n in names if n not in table]
+    if missing:
+        msg = f"no values for the graph inputs {', '.join(missing)}; give them with --input NAME=FILE.npy"
+        raise UsageError(msg)
+    return {n: np.asarray(table[n]) for n in names}
+
+
+def _emit_cpp(args: argparse.Namespace) -> int:
+    from dmlpy.interop import cpp  # noqa: PLC0415
+
+    path = _existing(args.model)
+    kind = _model_kind(path)
+    if kind == "json":
+        text = cpp.emit_model(_read_json_model(path), prefix=args.prefix)
+    else:
+        onnx_interop, model = _load_onnx(path)
+        try:
+            imported = onnx_interop.import_model(model, feature_level=args.feature_level)
+        except DmlError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_INVALID
+        text = cpp.emit_graph(imported, prefix=args.prefix)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# calc-size and include
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
+    try:
+        values = [int(p, 0) for p in parts]
+    except ValueError:
+        msg = f"{what} must be comma-separated unsigned integers, not {text!r}"
+        raise UsageError(msg) from None
+    if not values or any(v < 0 or v >= 2**32 for v in values):
+        msg = f"{what} must be one or more UINTs, not {text!r}"
+        raise UsageError(msg)
+    return values
+
+
+def _calc_size(args: argparse.Namespace) -> int:
+    from dmlpy.enums import DML_TENSOR_DATA_TYPE  # noqa: PLC0415
+    from dmlpy.tensor import calc_buffer_tensor_size  # noqa: PLC0415
+
+    name = args.dtype.upper().removeprefix("DML_TENSOR_DATA_TYPE_")
+    if name not in DML_TENSOR_DATA_TYPE.__members__:
+        msg = f"{args.dtype!r} is not a DML_TENSOR_DATA_TYPE (one of {', '.join(DML_TENSOR_DATA_TYPE.__members__)})"
+        raise UsageError(msg)
+    sizes = _int_list(args.sizes, "SIZES")
+    strides = _int_list(args.strides, "STRIDES") if args.strides is not None else None
+    if strides is not None and len(strides) != len(sizes):
+        msg = f"STRIDES has {len(strides)} entries for {len(sizes)} SIZES"
+        raise UsageError(msg)
+    try:
+        size = calc_buffer_tensor_size(DML_TENSOR_DATA_TYPE[name], sizes, strides)
+    except ValueError as error:
+        msg = f"DMLCalcBufferTensorSize fails: {error}"
+        raise UsageError(msg) from None
+    print(size)
+    return EXIT_OK
+
+
+def _include(_: argparse.Namespace) -> int:
+    print(dmlpy.get_include())
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# main
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dmlpy", description="DirectML descriptors, validated and run anywhere.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="dmlpy", description="DirectML descriptors, validated and run anywhere.")
+    parser.add_argument("--version", action="version", version=f"dmlpy {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def model_command(name: str, help_text: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("model", help="a DxDispatch model (.json) or an ONNX model (.onnx)")
+        sub.add_argument("--feature-level", type=_feature_level, default=DML_FEATURE_LEVEL.LEVEL_6_4, metavar="FL", help="the device's feature level: 6.4 (default), 6.2, 5.1, ...")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    def run_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input (ONNX) or resource (DxDispatch) from a .npy file; repeatable")
+        sub.add_argument("--fill", choices=("random", "zeros"), help="fill inputs not given by --input (ONNX default: random; DxDispatch default: the model's initial values)")
+        sub.add_argument("--seed", type=int, default=0, help="seed for --fill random (default 0)")
+        sub.add_argument("--backend", choices=("auto", "native", "numpy"), default="auto", help="the kernels to run on (default: native when built)")
+        sub.add_argument("--progress", action="store_true", help="always show progress on stderr (default: only for runs longer than a second)")
+        sub.add_argument("--quiet", action="store_true", help="never show progress")
+
+    validate = model_command("validate", "report every finding for a model; exit 1 if any is an error", _validate)
+    validate.add_argument("--json", action="store_true", help="print the findings as a JSON list of objects (rule, severity, path, expected, actual, message)")
+    validate.add_argument("--strict", action="store_true", help="warnings fail validation too")
+    validate.add_argument("--no-bindings", action="store_true", help="DxDispatch models: check the descs only, not the dispatch bindings")
+
+    run = model_command("run", "run a model and print (or save) its outputs", _run)
+    run_options(run)
+    run.add_argument("--output-dir", metavar="DIR", help="save every output as DIR/<name>.npy (and write the model's writeFile targets there)")
+    run.add_argument("--full", action="store_true", help="print every value, not a summary")
+
+    export = model_command("export-dxdispatch", "write DxDispatch models: OUT_DIR/graph.json and one file per operator", _export)
+    export.add_argument("out_dir", metavar="OUT_DIR")
+    run_options(export)
+    export.add_argument("--output-command", choices=("print", "writeFile"), default="print", help="how the models show their outputs (default: print)")
+
+    emit = model_command("emit-cpp", "print C++ that builds the model's descs against DirectML.h", _emit_cpp)
+    emit.add_argument("-o", "--output", metavar="OUT.h", help="write the header here instead of stdout")
+    emit.add_argument("--prefix", default="dmlpy", help="prefix of the generated function names (default: dmlpy)")
+
+    calc = commands.add_parser("calc-size", help="DMLCalcBufferTensorSize: the bytes a tensor's buffer needs")
+    calc.add_argument("dtype", metavar="DTYPE", help="FLOAT32, FLOAT16, UINT8, ... (or DML_TENSOR_DATA_TYPE_FLOAT32)")
+    calc.add_argument("sizes", metavar="SIZES", help="comma-separated sizes, e.g. 1,3,224,224")
+    calc.add_argument("strides", metavar="STRIDES", nargs="?", help="comma-separated element strides (default: packed)")
+    calc.set_defaults(handler=_calc_size)
+
+    include = commands.add_parser("include", help="print the directory holding dmlpy/dml_types.h and dmlpy/dmlpy.h (for -I)")
+    include.set_defaults(handler=_include)
     info = commands.add_parser("info", help="version, backend, supported operators and feature levels")
     info.set_defaults(handler=_info)
     rules = commands.add_parser("rules", help="every validation rule id, its severity and statement")
@@ -86,8 +579,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.handler(args))
+    """Run one command; returns the exit code (0 ok, 1 validation errors, 2 usage errors)."""
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.handler(args))
+    except UsageError as error:
+        print(f"dmlpy: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except DxDispatchFormatError as error:  # run, export-dxdispatch, emit-cpp (validate reports it as a finding)
+        print(f"dmlpy: error: not a model DxDispatch would run: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    except SystemExit as done:  # --help and --version
+        return int(done.code or 0) if isinstance(done.code, int) or done.code is None else EXIT_USAGE
+    except BrokenPipeError:  # `dmlpy run ... | head`
+        return EXIT_OK
 
 
 if __name__ == "__main__":

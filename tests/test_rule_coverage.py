@@ -6,7 +6,8 @@ import ast
 from pathlib import Path
 
 import dmlpy  # noqa: F401 - importing dmlpy registers every operator module's rules
-from dmlpy.backends import native  # noqa: F401 - NATIVE.* rules are declared by the native backend module
+import dmlpy.interop.dxdispatch  # noqa: F401 - DXDISPATCH.* rules
+import dmlpy.interop.onnx  # noqa: F401 - ONNX.* rules
 from dmlpy.rules import REGISTRY
 
 TESTS = Path(__file__).resolve().parent
