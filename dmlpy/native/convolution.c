@@ -12,30 +12,44 @@
  *             0 <= i < in, of x[n, ci, i] * W'[ci, oc, k]   (the scatter form, written as a gather)
  *   then y += bias[oc], y = act(y).
  *
- * Fast path: an implicit GEMM over "phases", every output element computed once (so bias and
- * activation are applied in the same pass and nothing is scattered or accumulated in the output).
+ * Three paths, all computing every output element exactly once (bias and activation are applied in
+ * the same pass; nothing is scattered or accumulated in the output):
+ *
+ * 1. GEMM path (implicit GEMM over "phases").
  *   BACKWARD is split, per spatial dim, into s output phases r (outputs o = r + s*t). Within one phase
  *   the taps that reach it are fixed and the input index is t + c_k: a stride-1 forward correlation.
  *   FORWARD is one phase whose input index is o*s + k*d; the input is split into sub-rows per dim (sub-row
  *   q holds positions j*s + q), which makes it o + c_k inside one sub-row as well.
- * One packed, zero-padded float32 copy of the input serves every phase:
- *   xp[n][sub][jd][jh][c][jw]   (all channels of one row next to each other)
- * and element (phase grid point (td, th, tw), channel ic, tap) sits at
- *   xp + row(td, th) + ic*Lw + tw + tapoff(tap)
- * so 16 consecutive tw of one grid row are one vector load, and a tap's loads over the channels walk
- * memory with a constant stride (hardware-prefetch friendly, few pages).
- * Per (group, phase): C[oc, p] = sum_kk A[kk][oc] * B[kk][p], kk = tap*Cin_g + ic, where A is W'
- * repacked in MR-row panels and B is read straight from xp. The micro-kernel keeps an MR x (16*NV)
- * tile in registers (AVX-512: 8 x 32 = 16 zmm accumulators; each of the NV vectors is 16 positions of
- * some grid row, so tiles pack short rows densely), broadcasting A and FMA-ing B. K is blocked (KC steps)
- * so one tile's B block stays in L1 while every M block and W phase consumes it; partial sums live in a
- * per-thread tile buffer. The epilogue adds the bias, applies the activation, interleaves the two W
- * phases of a stride-2 BACKWARD row with permutes, converts and stores (vector stores for unit output W
- * stride, scalar stores otherwise).
- * Threads take work items (n, group, D/H phase, run of tiles); packing is a parallel pass before.
+ *   One packed, zero-padded float32 copy of the input (xp) serves every phase, in one of two layouts:
+ *     rows   [n][sub][jd][jh][c][jw]: a 16-lane slot is 16 columns of one grid row (no lanes lost when
+ *            the phase grid's width is a multiple of 16);
+ *     planes [n][sub][c][jd][jh][jw]: a slot is 16 consecutive positions of the flattened grid
+ *            p = td*Lh*Lw + th*Lw + tw, spanning rows (the few columns between rows are computed and
+ *            dropped); chosen when it computes fewer lanes (widths like 56).
+ *   Per (group, phase): C[oc, p] = sum_kk A[kk][oc] * B[kk][p] with kk = (tap, ic) (rows: tap-major, so
+ *   a tap's loads over the channels walk memory with a constant stride; planes: ic-major, so a channel's
+ *   taps share cache lines), A = W' repacked into MR-row panels, B read straight from xp through a table
+ *   of per-kk offsets. The micro-kernel keeps an MR x (16*NV) tile in registers (AVX-512: 8 x 32 = 16
+ *   zmm accumulators, A broadcast, one unaligned B load per vector and k step); each of the NV vectors has
+ *   its own base, so a tile can take slots from different grid rows. K is blocked (KC steps): one tile's
+ *   B block stays in L1 while every M block and W phase consumes it, block sums are added to a per-thread
+ *   tile buffer. The epilogue adds the bias, applies the activation, interleaves the two W phases of a
+ *   stride-2 BACKWARD row with permutes, converts to float16 if needed and stores (vector stores for unit
+ *   output W stride, non-temporal for outputs far larger than the caches; scalar stores otherwise).
+ *   Threads take work items (n, group, D/H phase, run of tiles) after a parallel packing pass; with many
+ *   images x groups, each item (n, group) instead packs its own input into a cache-resident per-worker
+ *   xp and computes all of it ("per-image mode", no shared xp round trip through memory).
  *
- * Direct path: everything the fast path does not take (very large strides, kernels, dilations or
- * paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
+ * 2. Depthwise path (Cin/G == 1, at most 4 outputs per group): per item (n, group, run of grid rows) the
+ *   input rows are packed into a per-worker buffer, then each output row is computed directly, vectorised
+ *   along W (64 columns per step, both W phases of a stride-2 BACKWARD row interleaved in registers).
+ *
+ * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
+ *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
+ *
+ * Scratch memory: one block per call (overflow-checked sizes, DMLPY_E_OUT_OF_MEMORY when malloc fails);
+ * a block of at most CONV_SCRATCH_KEEP bytes is kept for the next call, so repeated calls do not fault
+ * fresh pages in.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,20 +100,12 @@
 #ifndef CONV_NT_BYTES
 #define CONV_NT_BYTES ((uint64_t)6 << 20)
 #endif
+/* Per-image mode: the largest image-group xp (floats) a worker packs for itself (fits L2 next to A). */
+#ifndef CONV_FUSED_FLOATS
+#define CONV_FUSED_FLOATS ((uint64_t)320 << 10)
+#endif
 /* Floats of readable zeros after xp: vectors of the last row run up to 16 floats + tap offset past it. */
 #define CONV_XP_SLACK 64
-
-#ifdef CONV_TIMING
-#include <stdio.h>
-#include <time.h>
-static double conv_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-double conv_acc[4];
-#define CONV_T0 double t0_ = conv_now();
-#define CONV_T1(name) conv_acc[name[0] == 'p'] += conv_now() - t0_;
-#else
-#define CONV_T0
-#define CONV_T1(name)
-#endif
 
 /* ---- plan ------------------------------------------------------------------------------------------ */
 
@@ -158,6 +164,9 @@ typedef struct conv_plan {
     uint64_t sub_floats; /* Cin * Ld * Lh * Lw */
     uint64_t n_floats;   /* nsub_total * sub_floats */
     int ic_major;        /* kk = ic*ntaps + tap (else tap*Cin_g + ic) */
+    int fused;           /* per-image mode: each (n, g) item packs Cin_g channels into its worker's xp */
+    uint64_t cx;         /* channels in an xp image: Cin (shared) or Cin_g (per-image) */
+    uint64_t xp_worker_floats; /* per-image mode: floats of one worker's xp */
     float* xp;           /* packed input */
     uint64_t xp_items;   /* pack items (n, sub, jd, c) */
     uint64_t nsub_total;
@@ -393,23 +402,17 @@ CONV_INLINE void copy_in(const conv_plan* p, float* restrict dst, uint64_t xi, u
     }
 }
 
-/* One pack item: (n, sub, jd, c) -> the Lh rows (n, sub, jd, jh, c) of Lw floats each. The input is read
- * along its rows (jh inner), xp is written with a stride of one channel row set. */
-static void pack_x_item(const conv_plan* p, uint64_t item) {
+/* The Lh rows (sub, jd, jh, c_local) of channel c of image n, into the image's xp xn. The input is read
+ * along its rows (jh inner). */
+static void pack_x_plane(const conv_plan* p, float* xn, uint64_t n, uint64_t sub, uint64_t jd, uint64_t c,
+                         uint64_t c_local) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
-    uint64_t c = item % p->Cin, t = item / p->Cin;
-    uint64_t jd = t % D->len, sub, n, uw, uh, ud, jh, j0, j1, stepw = W->step;
+    const uint64_t uw = sub % W->nsub, uh = (sub / W->nsub) % H->nsub, ud = sub / (W->nsub * H->nsub);
+    uint64_t jh, j0, j1, stepw = W->step;
     int64_t pd, start = 0;
-    float* dst;
-    t /= D->len;
-    sub = t % p->nsub_total;
-    n = t / p->nsub_total;
-    uw = sub % W->nsub;
-    uh = (sub / W->nsub) % H->nsub;
-    ud = sub / (W->nsub * H->nsub);
-    dst = p->xp + n * p->n_floats + sub * p->sub_floats + jd * p->xd + c * p->xc;
+    float* dst = xn + sub * p->sub_floats + jd * p->xd + c_local * p->xc;
     pd = sub_pos(D, ud, jd);
     /* Elements j with a real input position along W form one run [j0, j1). */
     start = W->sub_start[uw];
@@ -433,6 +436,16 @@ static void pack_x_item(const conv_plan* p, uint64_t item) {
     }
 }
 
+/* One item of the global packing pass: (n, sub, jd, c). */
+static void pack_x_item(const conv_plan* p, uint64_t item) {
+    uint64_t c = item % p->Cin, t = item / p->Cin;
+    uint64_t jd = t % p->dim[0].len, sub, n;
+    t /= p->dim[0].len;
+    sub = t % p->nsub_total;
+    n = t / p->nsub_total;
+    pack_x_plane(p, p->xp + n * p->n_floats, n, sub, jd, c, c);
+}
+
 /* Width of M block mb. */
 static inline unsigned block_width(const conv_plan* p, uint64_t mb) {
     return mb + 1 < p->mblocks ? CONV_MR : p->mr_tail;
@@ -454,8 +467,9 @@ static void pack_a_item(const conv_plan* p, uint64_t item) {
     const conv_dim* W = &p->dim[2];
     const uint64_t icb = p->a_icb, nblk = (p->Cin_g + icb - 1) / icb;
     const uint64_t kvol = D->k * H->k * W->k;
-    uint64_t ib = item % nblk, t = item / nblk;
-    uint64_t mb = t % p->mblocks, g = t / p->mblocks;
+    /* M blocks fastest: consecutive items read consecutive parts of the same filter rows */
+    uint64_t mb = item % p->mblocks, t = item / p->mblocks;
+    uint64_t ib = t % nblk, g = t / nblk;
     uint64_t ic0 = ib * icb, ic1 = ic0 + icb < p->Cin_g ? ic0 + icb : p->Cin_g, nic = ic1 - ic0;
     unsigned width = block_width(p, mb), m;
     uint64_t ph, ic;
@@ -477,7 +491,17 @@ static void pack_a_item(const conv_plan* p, uint64_t item) {
                 if (p->half) {
                     dmlpy_h2f_row(dst, (const uint16_t*)p->w + wrow, (size_t)kvol);
                 } else {
-                    memcpy(dst, (const float*)p->w + wrow, (size_t)kvol * sizeof(float));
+                    const float* src = (const float*)p->w + wrow;
+                    uint64_t j = 0;
+#if defined(CONV_AVX512)
+                    for (; j + 16 <= kvol; j += 16) _mm512_storeu_ps(dst + j, _mm512_loadu_ps(src + j));
+                    if (j < kvol) {
+                        const __mmask16 mk = (__mmask16)((1u << (kvol - j)) - 1u);
+                        _mm512_mask_storeu_ps(dst + j, mk, _mm512_maskz_loadu_ps(mk, src + j));
+                    }
+#else
+                    for (; j < kvol; ++j) dst[j] = src[j];
+#endif
                 }
                 continue;
             }
@@ -617,6 +641,19 @@ static void pack_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
 #error "CONV_NV must be 2 or 3"
 #endif
 
+#ifndef CONV_PF
+#define CONV_PF 8 /* k steps ahead the kernel prefetches its B rows (0: off) */
+#endif
+#if CONV_PF > 0
+#define CONV_PREFETCH(kk)                                                                                 \
+    if ((kk) + CONV_PF < K) {                                                                             \
+        _mm_prefetch((const char*)(x0 + off[(kk) + CONV_PF]), _MM_HINT_T0);                               \
+        _mm_prefetch((const char*)(x1 + off[(kk) + CONV_PF] + 15), _MM_HINT_T0);                          \
+    }
+#else
+#define CONV_PREFETCH(kk)
+#endif
+
 #define DEFINE_KERNEL(NAME, MR, ROWS)                                                                    \
     static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off,      \
                      float* restrict C, int acc) {                                                       \
@@ -624,6 +661,7 @@ static void pack_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
         ROWS(ROW_DECL)                                                                                    \
         for (kk = 0; kk < K; ++kk) {                                                                      \
             const float* a = A + kk * MR;                                                                 \
+            CONV_PREFETCH(kk)                                                                             \
             B_LOAD(off[kk])                                                                               \
             ROWS(ROW_FMA)                                                                                 \
         }                                                                                                 \
@@ -726,14 +764,15 @@ CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
 /* Stores the lanes of m; nt: a whole, 64-byte aligned float32 vector goes around the caches (outputs much
  * larger than the caches: no read-for-ownership, and the packed operands stay cached). */
 CONV_INLINE void store_vec(int half, int nt, char* y, uint64_t index, __m512 v, __mmask16 m) {
-#ifdef CONV_NOSTORE
-    if (_mm512_reduce_add_ps(v) == 12345.0f) *(volatile char*)y = 1; return;
-#endif
     if (half) {
         _mm256_mask_storeu_epi16((uint16_t*)y + index, m,
                                  _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    } else if (nt && m == 0xFFFF && (((uintptr_t)((float*)y + index)) & 63) == 0) {
-        _mm512_stream_ps((float*)y + index, v);
+    } else if (m == 0xFFFF) {
+        if (nt && (((uintptr_t)((float*)y + index)) & 63) == 0) {
+            _mm512_stream_ps((float*)y + index, v);
+        } else {
+            _mm512_storeu_ps((float*)y + index, v);
+        }
     } else {
         _mm512_mask_storeu_ps((float*)y + index, m, v);
     }
@@ -747,48 +786,114 @@ typedef struct conv_slot {
     int valid;
 } conv_slot;
 
-/* Stores lanes [lane0, lane0 + 16) ∩ grid columns [tw, ...) of one output row: lane lane0 + j is grid
- * column tw + j (j < cols). crow: the vector's 16 lanes of W phase 0; W phase rw at crow + rw*phase_stride. */
-CONV_INLINE void store_segment(const conv_plan* p, uint64_t ybase, const float* crow, uint64_t phase_stride,
-                               unsigned lane0, uint64_t tw, uint64_t cols, float bias) {
+/* Stores one segment of M block rows: lanes [lane0, lane0 + cols) of vector crow (row m at
+ * crow + m*NR; W phase rw at + rw*phase_stride) are grid columns [tw, tw + cols) of one output row; row m
+ * goes to ybase[m] + the row offset yrow. */
+static void store_segment(const conv_plan* p, const uint64_t* ybase, const float* bias, unsigned rows, uint64_t yrow,
+                          const float* crow, uint64_t phase_stride, unsigned lane0, uint64_t tw, uint64_t cols) {
     const conv_dim* W = &p->dim[2];
     const uint64_t Sw = W->ostep;
     uint64_t ow_lo = Sw * tw, ow_hi = Sw * (tw + cols), count, j;
+    unsigned m;
     if (ow_hi > W->outc) ow_hi = W->outc;
     if (ow_lo >= ow_hi) return;
     count = ow_hi - ow_lo;
 #if defined(CONV_AVX512)
     if (p->ys[2] == 1 && (Sw == 1 || Sw == 2)) {
-        const __m512 bv = _mm512_set1_ps(bias);
-        __m512 v0 = _mm512_load_ps(crow);
-        __m512 v1 = Sw == 2 ? _mm512_load_ps(crow + phase_stride) : v0;
-        if (lane0 != 0) {
-            /* move lane0 .. 15 down to 0 .. (the rest is masked off below) */
-            const __m512i shift = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                                   _mm512_set1_epi32((int)lane0));
-            v0 = _mm512_permutexvar_ps(shift, v0);
-            v1 = _mm512_permutexvar_ps(shift, v1);
+        const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+        const __m512i shift = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                               _mm512_set1_epi32((int)lane0));
+        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+        const __mmask16 m0 = mask_n(count), m1 = count > 16 ? mask_n(count - 16) : 0;
+        const uint64_t out = yrow + ow_lo;
+        if (Sw == 1 && plain && !p->half && lane0 == 0) {
+            /* the common case: one (masked) vector store per row */
+            for (m = 0; m < rows; ++m) {
+                __m512 v = _mm512_add_ps(_mm512_load_ps(crow + m * CONV_NR), _mm512_set1_ps(bias[m]));
+                store_vec(0, p->nt, p->y, ybase[m] + out, v, m0);
+            }
+            return;
         }
-        if (Sw == 1) {
-            store_vec(p->half, p->nt, p->y, ybase + ow_lo, finish_vec(&p->act, v0, bv), mask_n(count));
-        } else {
-            const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-            const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-            store_vec(p->half, p->nt, p->y, ybase + ow_lo, finish_vec(&p->act, _mm512_permutex2var_ps(v0, lo, v1), bv),
-                      mask_n(count));
-            if (count > 16) {
-                store_vec(p->half, p->nt, p->y, ybase + ow_lo + 16,
-                          finish_vec(&p->act, _mm512_permutex2var_ps(v0, hi, v1), bv), mask_n(count - 16));
+        for (m = 0; m < rows; ++m) {
+            const __m512 bv = _mm512_set1_ps(bias[m]);
+            __m512 v0 = _mm512_load_ps(crow + m * CONV_NR);
+            if (lane0 != 0) v0 = _mm512_permutexvar_ps(shift, v0); /* lanes lane0.. down to 0.. */
+            if (Sw == 1) {
+                store_vec(p->half, p->nt, p->y, ybase[m] + out, plain ? _mm512_add_ps(v0, bv) : finish_vec(&p->act, v0, bv),
+                          m0);
+            } else {
+                __m512 v1 = _mm512_load_ps(crow + m * CONV_NR + phase_stride), a, b;
+                if (lane0 != 0) v1 = _mm512_permutexvar_ps(shift, v1);
+                a = _mm512_permutex2var_ps(v0, lo, v1);
+                store_vec(p->half, p->nt, p->y, ybase[m] + out, plain ? _mm512_add_ps(a, bv) : finish_vec(&p->act, a, bv),
+                          m0);
+                if (m1) {
+                    b = _mm512_permutex2var_ps(v0, hi, v1);
+                    store_vec(p->half, p->nt, p->y, ybase[m] + out + 16,
+                              plain ? _mm512_add_ps(b, bv) : finish_vec(&p->act, b, bv), m1);
+                }
             }
         }
         return;
     }
 #endif
-    for (j = 0; j < count; ++j) {
-        uint64_t ow = ow_lo + j, rw = ow % Sw, col = lane0 + (ow / Sw - tw);
-        float val = crow[rw * phase_stride + col] + bias;
-        store_elem(p->half, p->y, ybase + ow * p->ys[2], dmlpy_act_scalar(&p->act, val));
+    for (m = 0; m < rows; ++m) {
+        for (j = 0; j < count; ++j) {
+            uint64_t ow = ow_lo + j, rw = ow % Sw, col = lane0 + (ow / Sw - tw);
+            float val = crow[m * CONV_NR + rw * phase_stride + col] + bias[m];
+            store_elem(p->half, p->y, ybase[m] + yrow + ow * p->ys[2], dmlpy_act_scalar(&p->act, val));
+        }
     }
+}
+
+/* Asks for the output lines a tile will write (for writing), so their misses overlap the tile's
+ * arithmetic instead of stalling the epilogue. Unit output W stride, cached stores only. */
+static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_t rd, uint64_t rh,
+                             const conv_slot* slots) {
+#if defined(__GNUC__) || defined(__clang__)
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const uint64_t Sw = W->ostep, esize = p->half ? 2 : 4;
+    unsigned v;
+    for (v = 0; v < CONV_NV; ++v) {
+        const conv_slot* sl = &slots[v];
+        uint64_t td = sl->td, th = sl->th, tw = sl->tw0, oc;
+        unsigned lane = 0;
+        if (!sl->valid) continue;
+        while (lane < 16) {
+            uint64_t cols = p->planes ? W->len - tw : 16;
+            if (cols > 16u - lane) cols = 16u - lane;
+            if (td < D->T[rd] && th < H->T[rh] && Sw * tw < W->outc) {
+                const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
+                uint64_t last = Sw * (tw + cols) - 1;
+                const char* first;
+                uint64_t span;
+                if (last >= W->outc) last = W->outc - 1;
+                first = p->y + (n * p->ys_n + g * p->Cout_g * p->ys_c + od * p->ys[0] + oh * p->ys[1] + Sw * tw) * esize;
+                span = (last - Sw * tw) * esize;
+                for (oc = 0; oc < p->Cout_g; ++oc, first += p->ys_c * esize) {
+                    __builtin_prefetch(first, 1, 3);
+                    __builtin_prefetch(first + span, 1, 3);
+                }
+            }
+            lane += (unsigned)cols;
+            tw = 0;
+            if (++th == H->len) {
+                th = 0;
+                ++td;
+            }
+        }
+    }
+#else
+    (void)p;
+    (void)n;
+    (void)g;
+    (void)rd;
+    (void)rh;
+    (void)slots;
+#endif
 }
 
 /* Stores M block mb of a finished tile. C: [W phase][M block][MR][NR]. */
@@ -801,13 +906,13 @@ static void epilogue(const conv_plan* p, uint64_t n, uint64_t g, uint64_t rd, ui
     const float* Cb = C + mb * (uint64_t)CONV_MR * CONV_NR;
     unsigned width = block_width(p, mb), m, rows = 0, v;
     float bias[CONV_MR];
-    uint64_t ocs[CONV_MR];
+    uint64_t ybase[CONV_MR];
 
     for (m = 0; m < width; ++m) {
         uint64_t oc = mb * CONV_MR + m;
         if (oc >= p->Cout_g) break;
-        ocs[m] = g * p->Cout_g + oc;
-        bias[m] = bias_of(p, ocs[m]);
+        ybase[m] = n * p->ys_n + (g * p->Cout_g + oc) * p->ys_c;
+        bias[m] = bias_of(p, g * p->Cout_g + oc);
         ++rows;
     }
     for (v = 0; v < CONV_NV; ++v) {
@@ -824,10 +929,8 @@ static void epilogue(const conv_plan* p, uint64_t n, uint64_t g, uint64_t rd, ui
             if (cols > 16u - lane) cols = 16u - lane;
             if (td < D->T[rd] && th < H->T[rh]) {
                 const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
-                for (m = 0; m < rows; ++m) {
-                    store_segment(p, n * p->ys_n + ocs[m] * p->ys_c + od * p->ys[0] + oh * p->ys[1],
-                                  Cb + m * CONV_NR + v * 16, phase_stride, lane, tw, cols, bias[m]);
-                }
+                store_segment(p, ybase, bias, rows, od * p->ys[0] + oh * p->ys[1], Cb + v * 16, phase_stride, lane, tw,
+                              cols);
             }
             lane += (unsigned)cols;
             tw = 0;
@@ -873,18 +976,75 @@ static void fill_item(const conv_plan* p, uint64_t item) {
     }
 }
 
+/* Tiles [tile0, tile1) of phase row (rd, rh) of image n, group g; xg: the group's first channel in xp. */
+static void compute_tiles(const conv_plan* p, const float* xg, uint64_t n, uint64_t g, uint64_t rd, uint64_t rh,
+                          uint64_t tile0, uint64_t tile1, float* C) {
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const uint64_t phase_stride = p->mblocks * (uint64_t)CONV_MR * CONV_NR;
+    const uint64_t nslots = grid_slots(p, rd, rh);
+    const conv_phase* P0 = &p->phases[(rd * H->nphase + rh) * W->nphase];
+    const float* ag = p->a + g * p->a_group;
+    /* output prefetch: unit W stride, cached stores, enough arithmetic per tile to hide the misses */
+    const int prefetch = p->ys[2] == 1 && !p->nt && p->Cout_g <= 512;
+    uint64_t kmax = 0, rw, tile;
+    for (rw = 0; rw < W->nphase; ++rw) {
+        if (W->T[rw] != 0 && P0[rw].K > kmax) kmax = P0[rw].K;
+    }
+    for (tile = tile0; tile < tile1; ++tile) {
+        conv_slot slots[CONV_NV];
+        const float* xv[CONV_NV];
+        uint64_t v, k0, mb;
+        for (v = 0; v < CONV_NV; ++v) {
+            uint64_t s = tile * CONV_NV + v;
+            conv_slot* sl = &slots[v];
+            sl->valid = s < nslots;
+            if (!sl->valid) s = tile * CONV_NV; /* a valid slot: its loads stay in range */
+            if (p->planes) {
+                sl->p0 = s * 16;
+                sl->td = sl->p0 / p->xd;
+                sl->th = (sl->p0 % p->xd) / p->xh;
+                sl->tw0 = sl->p0 % p->xh;
+                xv[v] = xg + sl->p0;
+            } else {
+                uint64_t row = s / p->spr;
+                sl->td = row / H->T[rh];
+                sl->th = row % H->T[rh];
+                sl->tw0 = (s % p->spr) * 16;
+                sl->p0 = 0;
+                xv[v] = xg + sl->td * p->xd + sl->th * p->xh + sl->tw0;
+            }
+        }
+        if (prefetch) prefetch_outputs(p, n, g, rd, rh, slots);
+        /* K blocks outermost: one block of B serves every M block and W phase from L1. */
+        for (k0 = 0; k0 < kmax || k0 == 0; k0 += CONV_KC) {
+            for (mb = 0; mb < p->mblocks; ++mb) {
+                unsigned width = block_width(p, mb);
+                for (rw = 0; rw < W->nphase; ++rw) {
+                    const conv_phase* P = &P0[rw];
+                    uint64_t kn;
+                    if (W->T[rw] == 0) continue;
+                    if (k0 >= P->K && !(k0 == 0 && P->K == 0)) continue;
+                    kn = P->K - k0 < CONV_KC ? P->K - k0 : CONV_KC;
+                    run_kernel(width, kn, ag + P->a_offset + mb * CONV_MR * P->K + k0 * width, xv,
+                               p->off + P->off_index + k0, C + rw * phase_stride + mb * (uint64_t)CONV_MR * CONV_NR,
+                               k0 != 0);
+                }
+            }
+            if (kmax == 0) break;
+        }
+        for (mb = 0; mb < p->mblocks; ++mb) epilogue(p, n, g, rd, rh, mb, slots, C);
+    }
+}
+
+/* Work items of the shared-xp mode: (n, g, rd, rh, run of tiles); then the output-padding fills. */
 static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const conv_plan* p = (const conv_plan*)vp;
     const conv_dim* H = &p->dim[1];
-    const conv_dim* W = &p->dim[2];
     float* C = p->tiles + (uint64_t)worker * p->tile_floats;
-    const uint64_t phase_stride = p->mblocks * (uint64_t)CONV_MR * CONV_NR;
     uint64_t item;
     for (item = begin; item < end; ++item) {
-        uint64_t chunk, rh, rd, g, n, t, nslots, ntiles, tile0, tile1, tile, kmax = 0, rw;
-        const conv_phase* P0;
-        const float* xg;
-        const float* ag;
+        uint64_t chunk, rh, rd, g, n, t, ntiles, tile0, tile1;
         if (item >= p->compute_items) {
             fill_item(p, item - p->compute_items);
             continue;
@@ -897,62 +1057,45 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
         t /= p->dim[0].nphase;
         g = t % p->G;
         n = t / p->G;
-        nslots = grid_slots(p, rd, rh);
-        ntiles = (nslots + CONV_NV - 1) / CONV_NV;
+        ntiles = (grid_slots(p, rd, rh) + CONV_NV - 1) / CONV_NV;
         tile0 = chunk * p->tiles_per_chunk;
         tile1 = tile0 + p->tiles_per_chunk;
         if (tile1 > ntiles) tile1 = ntiles;
         if (tile0 >= tile1) continue;
-        P0 = &p->phases[(rd * H->nphase + rh) * W->nphase];
-        for (rw = 0; rw < W->nphase; ++rw) {
-            if (W->T[rw] != 0 && P0[rw].K > kmax) kmax = P0[rw].K;
-        }
-        xg = p->xp + n * p->n_floats + g * p->Cin_g * p->xc;
-        ag = p->a + g * p->a_group;
-        for (tile = tile0; tile < tile1; ++tile) {
-            conv_slot slots[CONV_NV];
-            const float* xv[CONV_NV];
-            uint64_t v, k0, mb;
-            for (v = 0; v < CONV_NV; ++v) {
-                uint64_t s = tile * CONV_NV + v;
-                conv_slot* sl = &slots[v];
-                sl->valid = s < nslots;
-                if (!sl->valid) s = tile * CONV_NV; /* a valid slot: its loads stay in range */
-                if (p->planes) {
-                    sl->p0 = s * 16;
-                    sl->td = sl->p0 / p->xd;
-                    sl->th = (sl->p0 % p->xd) / p->xh;
-                    sl->tw0 = sl->p0 % p->xh;
-                    xv[v] = xg + sl->p0;
-                } else {
-                    uint64_t row = s / p->spr;
-                    sl->td = row / H->T[rh];
-                    sl->th = row % H->T[rh];
-                    sl->tw0 = (s % p->spr) * 16;
-                    sl->p0 = 0;
-                    xv[v] = xg + sl->td * p->xd + sl->th * p->xh + sl->tw0;
-                }
-            }
-            /* K blocks outermost: one block of B serves every M block and W phase from L1. */
-            for (k0 = 0; k0 < kmax || k0 == 0; k0 += CONV_KC) {
-                for (mb = 0; mb < p->mblocks; ++mb) {
-                    unsigned width = block_width(p, mb);
-                    for (rw = 0; rw < W->nphase; ++rw) {
-                        const conv_phase* P = &P0[rw];
-                        uint64_t kn;
-                        if (W->T[rw] == 0) continue;
-                        if (k0 >= P->K && !(k0 == 0 && P->K == 0)) continue;
-                        kn = P->K - k0 < CONV_KC ? P->K - k0 : CONV_KC;
-                        run_kernel(width, kn, ag + P->a_offset + mb * CONV_MR * P->K + k0 * width, xv,
-                                   p->off + P->off_index + k0,
-                                   C + rw * phase_stride + mb * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
-                    }
-                }
-                if (kmax == 0) break;
-            }
-#ifndef CONV_NO_EPILOGUE
-            for (mb = 0; mb < p->mblocks; ++mb) epilogue(p, n, g, rd, rh, mb, slots, C);
+        compute_tiles(p, p->xp + n * p->n_floats + g * p->Cin_g * p->xc, n, g, rd, rh, tile0, tile1, C);
+    }
+#if defined(CONV_AVX512)
+    if (p->nt) _mm_sfence();
 #endif
+}
+
+/* Work items of the per-image mode: (n, g) packs its own input into the worker's xp (cache-resident) and
+ * computes every phase and tile of it; then the output-padding fills. */
+static void compute_run_fused(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const conv_plan* p = (const conv_plan*)vp;
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    float* C = p->tiles + (uint64_t)worker * p->tile_floats;
+    float* xn = p->xp + (uint64_t)worker * p->xp_worker_floats;
+    uint64_t item;
+    for (item = begin; item < end; ++item) {
+        uint64_t g, n, sub, jd, c, rd, rh;
+        if (item >= p->compute_items) {
+            fill_item(p, item - p->compute_items);
+            continue;
+        }
+        g = item % p->G;
+        n = item / p->G;
+        for (sub = 0; sub < p->nsub_total; ++sub) {
+            for (c = 0; c < p->Cin_g; ++c) {
+                for (jd = 0; jd < D->len; ++jd) pack_x_plane(p, xn, n, sub, jd, g * p->Cin_g + c, c);
+            }
+        }
+        for (rd = 0; rd < D->nphase; ++rd) {
+            for (rh = 0; rh < H->nphase; ++rh) {
+                uint64_t ntiles = (grid_slots(p, rd, rh) + CONV_NV - 1) / CONV_NV;
+                compute_tiles(p, xn, n, g, rd, rh, 0, ntiles, C);
+            }
         }
     }
 #if defined(CONV_AVX512)
@@ -1059,57 +1202,88 @@ CONV_INLINE void dw_accumulate(const dw_tables* t, uint32_t t0, uint32_t t1, con
 }
 
 #if defined(CONV_AVX512)
-/* The sums of one W phase over 16*NQ grid columns from j: a[q] = sum_i tw[i] * base[to[i] + j + 16q]. */
-#define DW_SUM(NQ, to, tw, n, base, j, a)                                            \
-    {                                                                               \
-        uint32_t i_;                                                                \
-        int q_;                                                                     \
-        for (q_ = 0; q_ < NQ; ++q_) a[q_] = _mm512_setzero_ps();                    \
-        for (i_ = 0; i_ < (n); ++i_) {                                              \
-            const __m512 w_ = _mm512_set1_ps((tw)[i_]);                             \
-            const float* s_ = (base) + (to)[i_] + (j);                             \
-            for (q_ = 0; q_ < NQ; ++q_) a[q_] = _mm512_fmadd_ps(w_, _mm512_loadu_ps(s_ + 16 * q_), a[q_]); \
-        }                                                                           \
+/* bias, activation (plain: none), store of one finished vector of the depthwise path */
+#define DW_OUT(v, at, left)                                                                                \
+    store_vec(p->half, p->nt, p->y, (at), plain ? _mm512_add_ps((v), bv) : finish_vec(&p->act, (v), bv), \
+              mask_n(left))
+
+/* Sw == 1: grid column j is output column j; Sw == 2: the two W phases interleave. */
+#define DW_EMIT(va, vb, jj)                                                                                \
+    {                                                                                                      \
+        const uint64_t left_ = outc - Sw * (jj);                                                           \
+        if (Sw == 1) {                                                                                     \
+            DW_OUT(va, ybase + (jj), left_);                                                               \
+        } else {                                                                                           \
+            DW_OUT(_mm512_permutex2var_ps(va, lo, vb), ybase + 2 * (jj), left_);                           \
+            if (left_ > 16) DW_OUT(_mm512_permutex2var_ps(va, hi, vb), ybase + 2 * (jj) + 16, left_ - 16); \
+        }                                                                                                  \
     }
 
-/* One output row of the depthwise path, unit output W stride, W stride-phases Sw = 1 or 2 (phase 1's taps
- * in to1/tw1/n1 when Sw == 2): 64 grid columns per step (independent FMA chains), then 16 at a time. */
-static void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* base, const int64_t* to0, const float* tw0,
-                        uint32_t n0, const int64_t* to1, const float* tw1, uint32_t n1, uint64_t Sw, float bias) {
-    const uint64_t outc = p->dim[2].outc;
+/* One output row of the depthwise path, unit output W stride, W phases Sw = 1 or 2 (phase 1's taps in
+ * to1/tw1/n1 when Sw == 2): 64 grid columns per step (8 independent FMA chains), then 16 at a time. */
+CONV_INLINE void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* base, const int64_t* to0,
+                             const float* tw0, uint32_t n0, const int64_t* to1, const float* tw1, uint32_t n1,
+                             uint64_t Sw, float bias, int plain) {
+    const uint64_t outc = p->dim[2].outc, cols = (outc + Sw - 1) / Sw;
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
     const __m512 bv = _mm512_set1_ps(bias);
-    const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+    /* float32, no activation: whole vectors go out unmasked (streamed when the row start is aligned) */
+    const int full_ok = !p->half && plain;
+    const int stream = p->nt && (((uintptr_t)((float*)p->y + ybase)) & 63) == 0;
     uint64_t j = 0;
-    /* columns needed: ceil(outc / Sw) */
-    const uint64_t cols = (outc + Sw - 1) / Sw;
-    for (; j < cols; ) {
-        __m512 a[4], b[4];
-        int nq = cols - j >= 64 ? 4 : 1, q;
-        if (nq == 4) {
-            DW_SUM(4, to0, tw0, n0, base, j, a)
-            if (Sw == 2) DW_SUM(4, to1, tw1, n1, base, j, b)
-        } else {
-            DW_SUM(1, to0, tw0, n0, base, j, a)
-            if (Sw == 2) DW_SUM(1, to1, tw1, n1, base, j, b)
-        }
-        for (q = 0; q < nq; ++q, j += 16) {
-            const uint64_t left = outc - Sw * j;
-            if (Sw == 1) {
-                __m512 v = plain ? _mm512_add_ps(a[q], bv) : finish_vec(&p->act, a[q], bv);
-                store_vec(p->half, p->nt, p->y, ybase + j, v, mask_n(left));
-            } else {
-                __m512 v0 = _mm512_permutex2var_ps(a[q], lo, b[q]), v1 = _mm512_permutex2var_ps(a[q], hi, b[q]);
-                v0 = plain ? _mm512_add_ps(v0, bv) : finish_vec(&p->act, v0, bv);
-                store_vec(p->half, p->nt, p->y, ybase + 2 * j, v0, mask_n(left));
-                if (left > 16) {
-                    v1 = plain ? _mm512_add_ps(v1, bv) : finish_vec(&p->act, v1, bv);
-                    store_vec(p->half, p->nt, p->y, ybase + 2 * j + 16, v1, mask_n(left - 16));
-                }
-            }
-        }
+    uint32_t i;
+#define DW_FULL(v, at)                                                  \
+    {                                                                   \
+        if (stream) {                                                   \
+            _mm512_stream_ps((at), _mm512_add_ps((v), bv));              \
+        } else {                                                        \
+            _mm512_storeu_ps((at), _mm512_add_ps((v), bv));              \
+        }                                                               \
     }
+    for (; j + 64 <= cols; j += 64) {
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (i = 0; i < n0; ++i) {
+            const __m512 w = _mm512_set1_ps(tw0[i]);
+            const float* src = base + to0[i] + j;
+            a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src), a0);
+            a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 16), a1);
+            a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 32), a2);
+            a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 48), a3);
+        }
+        for (i = 0; i < n1; ++i) {
+            const __m512 w = _mm512_set1_ps(tw1[i]);
+            const float* src = base + to1[i] + j;
+            b0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src), b0);
+            b1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 16), b1);
+            b2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 32), b2);
+            b3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 48), b3);
+        }
+        if (full_ok && outc - Sw * j >= Sw * 64) {
+            /* 64 whole grid columns: unmasked stores */
+            float* y = (float*)p->y + ybase + Sw * j;
+            if (Sw == 1) {
+                DW_FULL(a0, y) DW_FULL(a1, y + 16) DW_FULL(a2, y + 32) DW_FULL(a3, y + 48)
+            } else {
+                DW_FULL(_mm512_permutex2var_ps(a0, lo, b0), y) DW_FULL(_mm512_permutex2var_ps(a0, hi, b0), y + 16)
+                DW_FULL(_mm512_permutex2var_ps(a1, lo, b1), y + 32) DW_FULL(_mm512_permutex2var_ps(a1, hi, b1), y + 48)
+                DW_FULL(_mm512_permutex2var_ps(a2, lo, b2), y + 64) DW_FULL(_mm512_permutex2var_ps(a2, hi, b2), y + 80)
+                DW_FULL(_mm512_permutex2var_ps(a3, lo, b3), y + 96) DW_FULL(_mm512_permutex2var_ps(a3, hi, b3), y + 112)
+            }
+            continue;
+        }
+        DW_EMIT(a0, b0, j)
+        DW_EMIT(a1, b1, j + 16)
+        DW_EMIT(a2, b2, j + 32)
+        DW_EMIT(a3, b3, j + 48)
+    }
+    for (; j < cols; j += 16) {
+        __m512 a0 = _mm512_setzero_ps(), b0 = a0;
+        for (i = 0; i < n0; ++i) a0 = _mm512_fmadd_ps(_mm512_set1_ps(tw0[i]), _mm512_loadu_ps(base + to0[i] + j), a0);
+        for (i = 0; i < n1; ++i) b0 = _mm512_fmadd_ps(_mm512_set1_ps(tw1[i]), _mm512_loadu_ps(base + to1[i] + j), b0);
+        DW_EMIT(a0, b0, j)
+    }
+#undef DW_FULL
 }
 #endif
 
@@ -1120,7 +1294,11 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const conv_dim* W = &p->dim[2];
     const uint64_t kvol = D->k * H->k * W->k, Sw = W->ostep;
     float* buf = p->dw_buf + (uint64_t)worker * p->dw_buf_floats;
-    uint64_t item, b, cmax_h = 0;
+#if defined(CONV_AVX512)
+    const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+#endif
+    uint64_t item, b, cmax_h = 0, pf_left = 0, pf_step = 0;
+    const char* pf_next = NULL;
     for (b = 0; b < H->tap_first[H->nphase]; ++b) {
         if (H->tap_c[b] > cmax_h) cmax_h = H->tap_c[b];
     }
@@ -1148,6 +1326,21 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
         if (jh1 > H->len) jh1 = H->len;
         rows = jh1 - jh0;
         dw_pack(p, buf, n, g, jh0, jh1);
+        /* The next item of this run (same worker): its input is prefetched, a few lines per output row, while
+         * this one computes. */
+        pf_next = NULL;
+        pf_left = 0;
+        if (item + 1 < end && item + 1 < p->compute_items && p->dw_chunks == 1) {
+            uint64_t g2 = (item + 1) % p->G, n2 = (item + 1) / p->G;
+            uint64_t extent = ((D->in - 1) * p->xs[0] + (H->in - 1) * p->xs[1] + (W->in - 1) * p->xs[2] + 1) *
+                              (p->half ? 2u : 4u);
+            if (extent <= ((uint64_t)1 << 20)) {
+                uint64_t out_rows = p->Cout_g * D->outc * H->outc;
+                pf_next = p->x + (n2 * p->xs_n + g2 * p->xs_c) * (p->half ? 2u : 4u);
+                pf_left = (extent + 63) / 64;
+                pf_step = out_rows ? (pf_left + out_rows - 1) / out_rows : pf_left;
+            }
+        }
         /* after the packed rows (+ slack for whole-vector reads): weights, accumulator, tap tables */
         wk = (float*)(((uintptr_t)(buf + p->nsub_total * D->len * rows * W->len + 128) + 63) & ~(uintptr_t)63);
         acc = wk + ((kvol + 15) & ~(uint64_t)15);
@@ -1176,11 +1369,17 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
                             const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
                             const uint64_t ybase = n * p->ys_n + ocg * p->ys_c + od * p->ys[0] + oh * p->ys[1];
                             const float* base = buf + (td * rows + th - jh0) * W->len;
+#if defined(__GNUC__) || defined(__clang__)
+                            if (pf_left) {
+                                uint64_t k = pf_step < pf_left ? pf_step : pf_left;
+                                for (; k > 0; --k, --pf_left, pf_next += 64) __builtin_prefetch(pf_next, 0, 3);
+                            }
+#endif
 #if defined(CONV_AVX512)
                             if (p->ys[2] == 1 && (Sw == 1 || Sw == 2) && W->nphase == Sw) {
                                 /* both W phases in registers, interleaved, stored directly */
-                                dw_row_fast(p, ybase, base, to + f[0], tw + f[0], f[1] - f[0], to + f[Sw - 1],
-                                            tw + f[Sw - 1], f[Sw] - f[Sw - 1], Sw, bias);
+                                dw_row_fast(p, ybase, base, to + f[0], tw + f[0], f[1] - f[0], to + f[1], tw + f[1],
+                                            Sw == 2 ? f[2] - f[1] : 0, Sw, bias, plain);
                                 continue;
                             }
 #endif
@@ -1252,21 +1451,35 @@ static int plan_geometry(conv_plan* p) {
 
 /* Plans the GEMM path (after plan_geometry); 0 when the problem is outside its limits (the direct path
  * then runs). On success the scratch sizes are in *xp_floats, *a_floats, *off_count. */
-static int plan_fast(conv_plan* p, uint64_t* xp_floats, uint64_t* a_floats, uint64_t* off_count) {
+static int plan_fast(conv_plan* p, unsigned limit, uint64_t* xp_floats, uint64_t* a_floats, uint64_t* off_count) {
     conv_dim* D = &p->dim[0];
     conv_dim* H = &p->dim[1];
     conv_dim* W = &p->dim[2];
-    uint64_t total, taps_total, r, tw_max = 0;
-    /* xp: N * nsub * Ld * Lh * Cin * Lw floats (+ slack). */
-    if (!dmlpy_mul_u64(p->Cin, W->len, &p->sub_floats) || !dmlpy_mul_u64(p->sub_floats, D->len, &p->sub_floats) ||
+    uint64_t total, taps_total, r, tw_max = 0, group_floats;
+    /* One image-group of xp: nsub * Ld * Lh * Cin_g * Lw floats. */
+    if (!dmlpy_mul_u64(p->Cin_g, W->len, &group_floats) || !dmlpy_mul_u64(group_floats, D->len, &group_floats) ||
+        !dmlpy_mul_u64(group_floats, H->len, &group_floats) || !dmlpy_mul_u64(group_floats, p->nsub_total, &group_floats)) {
+        return 0;
+    }
+    /* Per-image mode when there are enough (n, g) items to share out and one fits in L2 with room to spare;
+     * otherwise one shared xp for all images and groups, packed in a pass before. */
+    p->fused = p->N * p->G >= 4 * (uint64_t)limit && group_floats <= CONV_FUSED_FLOATS;
+    p->cx = p->fused ? p->Cin_g : p->Cin;
+    if (!dmlpy_mul_u64(p->cx, W->len, &p->sub_floats) || !dmlpy_mul_u64(p->sub_floats, D->len, &p->sub_floats) ||
         !dmlpy_mul_u64(p->sub_floats, H->len, &p->sub_floats)) {
         return 0;
     }
     if (!dmlpy_mul_u64(p->sub_floats, p->nsub_total, &p->n_floats)) return 0;
-    if (!dmlpy_mul_u64(p->n_floats, p->N, &total) || !dmlpy_add_u64(total, CONV_XP_SLACK, &total)) return 0;
+    if (p->fused) {
+        p->xp_worker_floats = (p->n_floats + CONV_XP_SLACK + 15) & ~(uint64_t)15;
+        if (!dmlpy_mul_u64(p->xp_worker_floats, limit, &total)) return 0;
+        p->xp_items = 0;
+    } else {
+        if (!dmlpy_mul_u64(p->n_floats, p->N, &total) || !dmlpy_add_u64(total, CONV_XP_SLACK, &total)) return 0;
+        p->xp_items = p->N * p->nsub_total * D->len * p->Cin;
+    }
     if (total > CONV_SCRATCH_CAP / sizeof(float)) return 0;
     *xp_floats = total;
-    p->xp_items = p->N * p->nsub_total * D->len * p->Cin;
 
     for (r = 0; r < W->nphase; ++r) {
         if (W->T[r] > tw_max) tw_max = W->T[r];
@@ -1296,7 +1509,7 @@ static int plan_fast(conv_plan* p, uint64_t* xp_floats, uint64_t* a_floats, uint
         p->xc = D->len * p->xd;
     } else {
         p->xc = W->len;
-        p->xh = p->Cin * W->len;
+        p->xh = p->cx * W->len;
         p->xd = H->len * p->xh;
     }
     p->ic_major = p->planes;
@@ -1443,7 +1656,11 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, int 
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
     p->dw_buf = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
     (void)outputs;
-    dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, dw_run, p);
+    {
+        /* runs of several planes per worker, so each can prefetch its next one */
+        uint64_t grain = threads <= 1 ? items : p->compute_items / ((uint64_t)threads * 8);
+        dmlpy_parallel_for(items, grain ? grain : 1, threads, dw_run, p);
+    }
     scratch_put(block);
     return DMLPY_OK;
 }
@@ -1462,7 +1679,9 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
         int32_t st = run_depthwise(p, work, outputs, output_aliases, threadCount);
         if (st >= 0) return st;
     }
-    if (!plan_fast(p, &xp_floats, &a_floats, &off_count)) return -1;
+    limit = threadCount ? threadCount : dmlpy_online_cpus();
+    if (limit > 256) limit = 256;
+    if (!plan_fast(p, limit, &xp_floats, &a_floats, &off_count)) return -1;
     phase_bytes = (size_t)p->nphase * sizeof(conv_phase);
 
     /* Work items: (n, g, rd, rh, chunk of tiles). */
@@ -1474,9 +1693,12 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
         }
     }
     ntiles = p->tiles_max ? p->tiles_max : 1;
-    {
+    if (p->fused) {
+        p->tiles_per_chunk = ntiles;
+        p->nchunks = 1;
+        p->compute_items = p->N * p->G;
+    } else {
         uint64_t groups_items = p->N * p->G * p->dim[0].nphase * p->dim[1].nphase;
-        limit = threadCount ? threadCount : dmlpy_online_cpus();
         p->tiles_per_chunk = ntiles;
         if (limit > 1) {
             /* About 8 items per thread, each at least 2 tiles. */
@@ -1498,6 +1720,7 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
     items = p->compute_items + p->fill_items;
     if (!dmlpy_add_u64(work, outputs, &work)) work = UINT64_MAX;
     threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    if (threads > limit) threads = limit; /* per-image mode: one xp per possible worker */
     p->tile_floats = p->dim[2].nphase * p->mblocks * (uint64_t)CONV_MR * CONV_NR;
     if (!dmlpy_mul_u64(p->tile_floats, sizeof(float) * (uint64_t)threads, &tiles_bytes)) return -1;
     if (tiles_bytes > CONV_SCRATCH_CAP) return -1;
@@ -1523,22 +1746,24 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
     cur += (off_count * sizeof(int64_t) + 63) & ~(uint64_t)63;
     p->phases = (conv_phase*)cur;
     build_phases(p);
-    memset(p->xp + (xp_floats - CONV_XP_SLACK), 0, CONV_XP_SLACK * sizeof(float));
+    if (p->fused) {
+        for (i = 0; i < limit; ++i) {
+            memset(p->xp + (uint64_t)i * p->xp_worker_floats + p->n_floats, 0,
+                   (size_t)(p->xp_worker_floats - p->n_floats) * sizeof(float));
+        }
+    } else {
+        memset(p->xp + (xp_floats - CONV_XP_SLACK), 0, CONV_XP_SLACK * sizeof(float));
+    }
 
     {
         uint64_t pack_items = p->xp_items + p->pack_a_items;
-        uint64_t pack_work = (xp_floats + a_floats) * (p->half ? 2u : 1u);
+        /* packing moves each element once, with strided reads and transposes: ~1 ns = 16 units each */
+        uint64_t pack_work = (p->xp_items ? xp_floats : 0) * 16u + a_floats * 16u;
         unsigned pt = output_aliases ? 1u : dmlpy_choose_threads(pack_work, pack_items, threadCount);
         if (pt > threads) pt = threads;
-        CONV_T0
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_run, p);
-        CONV_T1("pack")
     }
-    {
-    CONV_T0
-    dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, compute_run, p);
-    CONV_T1("compute")
-    }
+    dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, p->fused ? compute_run_fused : compute_run, p);
     scratch_put(block);
     return DMLPY_OK;
 }

@@ -1,9 +1,9 @@
 /*
  * parallel.c - a small fork-join parallel-for on pthreads.
  *
- * Each call spawns threads-1 pthreads (the calling thread works too), hands out chunks of `grain` items
- * through an atomic counter, and joins. No pool is kept between calls: the callers only ask for threads
- * when the work is large enough to pay for creating them (dmlpy_choose_threads).
+ * The calling thread and up to threads-1 workers of a persistent, lazily created pool (below) take chunks
+ * of `grain` items through an atomic counter. The callers only ask for threads when the work is large
+ * enough to pay for waking them (dmlpy_choose_threads).
  */
 #if !defined(_WIN32) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
@@ -15,6 +15,7 @@
 #define DMLPY_USE_PTHREADS 1
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 #elif defined(_WIN32)
@@ -24,9 +25,10 @@
 #define DMLPY_MAX_THREADS 256u
 
 /* Work is measured in units of about one vectorised element operation (~1/16 ns on a current x86 core;
- * callers scale scalar work up). Creating and joining a thread costs 15-90 us, so below
- * DMLPY_PARALLEL_MIN_WORK (~130 us of work) one thread is used, and every extra thread must get at least
- * DMLPY_WORK_PER_THREAD (~65 us). */
+ * callers scale scalar work up). Below DMLPY_PARALLEL_MIN_WORK (~130 us of work) one thread is used, and
+ * every extra thread must get at least DMLPY_WORK_PER_THREAD (~65 us). (These were set when every call
+ * created its threads, 15-90 us; waking the pool's workers costs a few us, so callers may choose lower
+ * thresholds of their own, as pooling.c does.) */
 #ifndef DMLPY_PARALLEL_MIN_WORK
 #define DMLPY_PARALLEL_MIN_WORK ((uint64_t)1 << 21)
 #endif
@@ -79,6 +81,20 @@ uint64_t dmlpy_choose_grain(uint64_t items, unsigned threads) {
 
 #if defined(DMLPY_USE_PTHREADS)
 
+/*
+ * A persistent pool, created lazily by the first parallel call and grown to the largest thread count
+ * asked for. Idle workers sleep on a condition variable (they never spin). A call publishes its job
+ * under the pool lock and wakes the workers, then works on it itself; a worker that wakes while the
+ * job is still open joins it with the next free worker number (1 .. threads-1), takes chunks until none
+ * are left, and reports back. When the caller runs out of chunks it closes the job (late workers then
+ * skip it) and waits only for the workers that joined, for at most the chunk each is running: a slow
+ * wake-up costs parallelism, not waiting.
+ *
+ * One call uses the pool at a time; a concurrent call (another host thread) or a nested one spawns
+ * its own threads as before. After fork() the child starts without a pool (pthread_atfork) and
+ * creates one again when it needs it.
+ */
+
 typedef struct dmlpy_job {
     atomic_uint_fast64_t next;
     uint64_t count;
@@ -86,11 +102,6 @@ typedef struct dmlpy_job {
     dmlpy_range_fn fn;
     void* ctx;
 } dmlpy_job;
-
-typedef struct dmlpy_worker_arg {
-    dmlpy_job* job;
-    unsigned worker;
-} dmlpy_worker_arg;
 
 static void dmlpy_run_chunks(dmlpy_job* job, unsigned worker) {
     for (;;) {
@@ -102,25 +113,102 @@ static void dmlpy_run_chunks(dmlpy_job* job, unsigned worker) {
     }
 }
 
+typedef struct dmlpy_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;   /* workers wait here for a job */
+    pthread_cond_t done;   /* the caller waits here for the joined workers */
+    unsigned created;      /* worker threads alive */
+    uint64_t generation;   /* incremented by every job */
+    int open;              /* the current job accepts workers */
+    unsigned joined;       /* workers that joined the current job (their numbers are 1 .. joined) */
+    unsigned limit;        /* most workers the current job takes (threads - 1) */
+    unsigned active;       /* joined and not finished */
+    dmlpy_job job;
+} dmlpy_pool;
+
+static dmlpy_pool dmlpy_the_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                                    0, 0, 0, 0, 0, 0, {0, 0, 0, NULL, NULL}};
+static atomic_int dmlpy_pool_busy;            /* a call owns the pool */
+static pthread_once_t dmlpy_pool_once = PTHREAD_ONCE_INIT;
+
+static void dmlpy_pool_prepare_fork(void) { pthread_mutex_lock(&dmlpy_the_pool.lock); }
+static void dmlpy_pool_parent_fork(void) { pthread_mutex_unlock(&dmlpy_the_pool.lock); }
+static void dmlpy_pool_child_fork(void) {
+    /* Only the forking thread exists in the child: no workers, no call in progress. */
+    dmlpy_pool* pool = &dmlpy_the_pool;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    pool->created = 0;
+    pool->open = 0;
+    pool->joined = 0;
+    pool->limit = 0;
+    pool->active = 0;
+    atomic_store(&dmlpy_pool_busy, 0);
+}
+static void dmlpy_pool_init_once(void) {
+    pthread_atfork(dmlpy_pool_prepare_fork, dmlpy_pool_parent_fork, dmlpy_pool_child_fork);
+}
+
+static void* dmlpy_pool_main(void* unused) {
+    dmlpy_pool* pool = &dmlpy_the_pool;
+    uint64_t last = 0; /* the generation this worker last took part in (0: none; jobs start at 1) */
+    (void)unused;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        unsigned worker;
+        while (!(pool->open && pool->generation != last && pool->joined < pool->limit)) {
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        }
+        last = pool->generation;
+        worker = ++pool->joined;
+        ++pool->active;
+        pthread_mutex_unlock(&pool->lock);
+        dmlpy_run_chunks(&pool->job, worker);
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->active == 0 && !pool->open) pthread_cond_signal(&pool->done);
+    }
+    return NULL;
+}
+
+/* Grows the pool to `want` workers (caller holds the lock). Returns how many exist. */
+static unsigned dmlpy_pool_grow(dmlpy_pool* pool, unsigned want) {
+    if (pool->created < want) {
+        pthread_attr_t attr;
+        sigset_t all, old;
+        if (pthread_attr_init(&attr) != 0) return pool->created;
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        /* Workers inherit a fully blocked signal mask: signals stay with the host's threads. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        while (pool->created < want) {
+            pthread_t handle;
+            if (pthread_create(&handle, &attr, dmlpy_pool_main, NULL) != 0) break;
+            ++pool->created;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    return pool->created;
+}
+
+typedef struct dmlpy_worker_arg {
+    dmlpy_job* job;
+    unsigned worker;
+} dmlpy_worker_arg;
+
 static void* dmlpy_thread_main(void* p) {
     dmlpy_worker_arg* arg = (dmlpy_worker_arg*)p;
     dmlpy_run_chunks(arg->job, arg->worker);
     return NULL;
 }
 
-void dmlpy_parallel_for(uint64_t count, uint64_t grain, unsigned threads, dmlpy_range_fn fn, void* ctx) {
+/* The pool is in use (another host thread, or a nested call): fork-join on fresh threads. */
+static void dmlpy_parallel_spawn(uint64_t count, uint64_t grain, unsigned threads, dmlpy_range_fn fn, void* ctx) {
     dmlpy_job job;
     pthread_t handles[DMLPY_MAX_THREADS];
     dmlpy_worker_arg args[DMLPY_MAX_THREADS];
     unsigned created = 0, i;
-
-    if (count == 0) return;
-    if (grain == 0) grain = 1;
-    if (threads > DMLPY_MAX_THREADS) threads = DMLPY_MAX_THREADS;
-    if (threads <= 1 || count <= grain) {
-        fn(ctx, 0, count, 0);
-        return;
-    }
     atomic_init(&job.next, 0);
     job.count = count;
     job.grain = grain;
@@ -138,6 +226,52 @@ void dmlpy_parallel_for(uint64_t count, uint64_t grain, unsigned threads, dmlpy_
     for (i = 0; i < created; ++i) {
         pthread_join(handles[i], NULL);
     }
+}
+
+void dmlpy_parallel_for(uint64_t count, uint64_t grain, unsigned threads, dmlpy_range_fn fn, void* ctx) {
+    dmlpy_pool* pool = &dmlpy_the_pool;
+    unsigned workers;
+
+    if (count == 0) return;
+    if (grain == 0) grain = 1;
+    if (threads > DMLPY_MAX_THREADS) threads = DMLPY_MAX_THREADS;
+    if (threads <= 1 || count <= grain) {
+        fn(ctx, 0, count, 0);
+        return;
+    }
+    if (atomic_exchange(&dmlpy_pool_busy, 1) != 0) {
+        dmlpy_parallel_spawn(count, grain, threads, fn, ctx);
+        return;
+    }
+    pthread_once(&dmlpy_pool_once, dmlpy_pool_init_once);
+
+    pthread_mutex_lock(&pool->lock);
+    workers = dmlpy_pool_grow(pool, threads - 1);
+    if (workers > threads - 1) workers = threads - 1;
+    atomic_store_explicit(&pool->job.next, 0, memory_order_relaxed);
+    pool->job.count = count;
+    pool->job.grain = grain;
+    pool->job.fn = fn;
+    pool->job.ctx = ctx;
+    ++pool->generation;
+    pool->open = workers > 0;
+    pool->joined = 0;
+    pool->limit = workers;
+    pool->active = 0;
+    if (workers == 1) {
+        pthread_cond_signal(&pool->wake);
+    } else if (workers > 1) {
+        pthread_cond_broadcast(&pool->wake);
+    }
+    pthread_mutex_unlock(&pool->lock);
+
+    dmlpy_run_chunks(&pool->job, 0);
+
+    pthread_mutex_lock(&pool->lock);
+    pool->open = 0;
+    while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+    atomic_store(&dmlpy_pool_busy, 0);
 }
 
 #else /* no threads */

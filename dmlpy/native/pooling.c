@@ -14,10 +14,17 @@
  * for each input column w, the taps (kd, kh) are added in increasing order; the column sums are then
  * added in increasing kw order.
  *
- * Three paths:
+ * Four paths:
+ *   register path - (AVX-512) input W stride 1, at most 256 input columns used and 256 output columns:
+ *                   per output row, the vertical sums of the input row's 16-column vectors are kept in
+ *                   registers and every W tap is a lane permutation of them added under a lane mask;
+ *                   all per-row and per-tap data (row offsets, tap counts, permutation indices, masks,
+ *                   reciprocals) are tables built once per call. Rows of one or two vectors go 4 or 8
+ *                   at a time (independent dependency chains), and with at most 8 outputs two rows share
+ *                   each vector. The results equal the row path's bit for bit (same order of adds).
  *   row path      - one output row (n, c, od, oh) at a time: accumulate the valid input rows into a
  *                   float row buffer (contiguous vector adds when the input W stride is 1), then sum
- *                   the window taps along W and scale. Used for every layout with moderate W.
+ *                   the window taps along W and scale. Used for every other layout with moderate W.
  *   channel path  - input channel stride 1 and W stride not 1 (NHWC-like): one output pixel at a time,
  *                   vectors along C.
  *   direct path   - anything else (huge W / OW / C): per output element, no scratch memory.
@@ -39,7 +46,16 @@
 #define POOL_SCRATCH_CAP ((uint64_t)1 << 18)
 #endif
 
-enum { PATH_ROW = 0, PATH_CHANNEL = 1, PATH_DIRECT = 2 };
+enum { PATH_ROW = 0, PATH_CHANNEL = 1, PATH_DIRECT = 2, PATH_REG = 3 };
+
+/* Register path limits: input vectors of 16 columns per row, output blocks of 16 columns, W tap entries,
+ * the W tap span of one block, output rows per (n, c) plane, and distinct row divisors. */
+#define POOL_REG_VECS 16
+#define POOL_REG_BLOCKS 16
+#define POOL_REG_ENTRIES 1024
+#define POOL_REG_KSPAN 1024
+#define POOL_REG_ROWS ((uint64_t)1 << 14)
+#define POOL_REG_INVS 64
 
 typedef struct pool_plan {
     int half;             /* FLOAT16 when 1, FLOAT32 when 0 */
@@ -60,7 +76,31 @@ typedef struct pool_plan {
     char* scratch;
     size_t scratch_stride; /* bytes per worker */
     uint64_t acc_len, out_len;
+    /* Register path: W taps as lane permutations of the input row's vertical sums held in registers. */
+    struct {
+        uint32_t nv;                   /* input vectors of 16 columns per row */
+        uint32_t nb;                   /* output blocks of 16 columns */
+        uint32_t pack;                 /* OW <= 8 and nv == 1: two rows per horizontal vector */
+        uint16_t last_mask;            /* columns < cols in the last input vector */
+        const uint32_t* first;         /* [nb + 1]: block b's entries are [first[b], first[b + 1]) */
+        const uint16_t* out_mask;      /* [nb]: lanes < OW of each block */
+        const int32_t* idx;            /* [entries][16]: tap column - 16 q (0..31) for each output lane */
+        const uint16_t* m;             /* [entries]: lanes whose tap is on input */
+        const uint16_t* q;             /* [entries]: the entry permutes input vectors q and q + 1 */
+        const float* init;             /* [nb][16]: -0.0 where the output has a W tap on input, else +0.0 */
+        const float* inv;              /* [distinct row divisors][nb][16]: reciprocal(rowdiv, W factor) */
+        const struct narrow_row* rows; /* [OD * OH]: the rows of one (n, c) plane */
+    } rg;
 } pool_plan;
+
+/* One output row (od, oh) of an (n, c) plane, for the register path. */
+typedef struct narrow_row {
+    uint64_t xoff;   /* bytes from the plane's input to the row of the first valid (kd, kh) tap */
+    uint64_t yoff;   /* output elements from the plane's output */
+    uint32_t nd, nh; /* valid taps along D and H (both 0 when the window has no valid row) */
+    uint32_t inv;    /* index of the row divisor in the reciprocal table */
+    uint32_t joint;  /* rows q .. q+joint-1 are in the plane, have valid rows and share nd, nh, inv (capped at 8) */
+} narrow_row;
 
 /* Output position o along one dim: the taps [k0, k1) fall on real input; div = divisor factor. */
 typedef struct pool_taps {
@@ -134,6 +174,15 @@ static inline __mmask16 tail_mask(uint64_t remaining) {
 #define POOL_INLINE static inline __attribute__((always_inline))
 #else
 #define POOL_INLINE static inline
+#endif
+
+/* Full unrolling of short constant loops (keeps small arrays of vectors in registers). */
+#if defined(__clang__)
+#define POOL_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define POOL_UNROLL _Pragma("GCC unroll 16")
+#else
+#define POOL_UNROLL
 #endif
 
 /* Rows accumulated per vertical sweep (each sweep reads and writes the row buffer once). */
@@ -572,6 +621,371 @@ static void run_rows(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     }
 }
 
+/* ---- register path (W stride 1, at most 256 input and output columns; AVX-512) --------------------- */
+
+#if defined(POOL_AVX512)
+/* Input columns [0, cols) of one row as floats: lanes 0..15 in lo, 16..31 in hi (two registers). */
+typedef struct narrow_vec {
+    __m512 lo, hi;
+} narrow_vec;
+
+POOL_INLINE __m512 reg_load(const char* row, uint64_t v, __mmask16 m, int half, int masked) {
+    if (half) {
+        const uint16_t* h = (const uint16_t*)row + 16 * v;
+        return _mm512_cvtph_ps(masked ? _mm256_maskz_loadu_epi16(m, h) : _mm256_loadu_si256((const __m256i*)h));
+    }
+    return masked ? _mm512_maskz_loadu_ps(m, (const float*)row + 16 * v) : _mm512_loadu_ps((const float*)row + 16 * v);
+}
+
+POOL_INLINE narrow_vec narrow_load(const char* row, __mmask16 mlast, int half, int two) {
+    narrow_vec r;
+    r.hi = _mm512_setzero_ps();
+    if (two) {
+        r.lo = reg_load(row, 0, 0xFFFF, half, 0);
+        r.hi = reg_load(row, 1, mlast, half, 1);
+    } else {
+        r.lo = reg_load(row, 0, mlast, half, 1);
+    }
+    return r;
+}
+
+POOL_INLINE narrow_vec narrow_add(narrow_vec a, narrow_vec b, int two) {
+    a.lo = _mm512_add_ps(a.lo, b.lo);
+    if (two) a.hi = _mm512_add_ps(a.hi, b.hi);
+    return a;
+}
+
+/* Vertical sum of one row: the valid taps (kd, kh) in increasing order; +0.0 when there is none. */
+POOL_INLINE narrow_vec narrow_vertical(const char* base, const narrow_row* t, uint64_t step_d, uint64_t step_h,
+                                       __mmask16 mlast, int half, int two) {
+    narrow_vec a;
+    uint64_t kd, kh, off_d = 0;
+    a.lo = a.hi = _mm512_setzero_ps();
+    if (t->nd == 0) return a;
+    a = narrow_load(base, mlast, half, two);
+    for (kd = 0; kd < t->nd; ++kd, off_d += step_d) {
+        uint64_t off_h = off_d;
+        for (kh = 0; kh < t->nh; ++kh, off_h += step_h) {
+            if (kd == 0 && kh == 0) continue;
+            a = narrow_add(a, narrow_load(base + off_h, mlast, half, two), two);
+        }
+    }
+    return a;
+}
+
+/* Stores lanes [0, min(16, OW - 16b)) of v as outputs 16b.. of the row at element offset ybase. */
+POOL_INLINE void reg_store(const pool_plan* p, uint64_t ybase, uint32_t b, __m512 v, int half) {
+    if (p->ys[2] == 1) {
+        const __mmask16 m = (__mmask16)p->rg.out_mask[b];
+        store16(p->y, ybase + 16 * (uint64_t)b, v, m, half, m != 0xFFFF);
+    } else {
+        float t[16];
+        uint64_t j, n = p->out[2] - 16 * (uint64_t)b;
+        if (n > 16) n = 16;
+        _mm512_storeu_ps(t, v);
+        for (j = 0; j < n; ++j) store_one(p, ybase + (16 * (uint64_t)b + j) * p->ys[2], t[j]);
+    }
+}
+
+/* Packed pair (OW <= 8): lanes 0..7 are row ya's outputs, lanes 8..15 row yb's. */
+POOL_INLINE void reg_store_pair(const pool_plan* p, uint64_t ya, uint64_t yb, __m512 v, int half) {
+    if (p->ys[2] == 1) {
+        const __mmask8 m = (__mmask8)p->rg.out_mask[0];
+        if (half) {
+            __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            _mm_mask_storeu_epi16((uint16_t*)p->y + ya, m, _mm256_castsi256_si128(h));
+            _mm_mask_storeu_epi16((uint16_t*)p->y + yb, m, _mm256_extracti128_si256(h, 1));
+        } else {
+            _mm256_mask_storeu_ps((float*)p->y + ya, m, _mm512_castps512_ps256(v));
+            _mm256_mask_storeu_ps((float*)p->y + yb, m, _mm512_extractf32x8_ps(v, 1));
+        }
+    } else {
+        float t[16];
+        uint64_t j;
+        _mm512_storeu_ps(t, v);
+        for (j = 0; j < p->out[2]; ++j) {
+            store_one(p, ya + j * p->ys[2], t[j]);
+            store_one(p, yb + j * p->ys[2], t[8 + j]);
+        }
+    }
+}
+
+/* Horizontal stage of one row of one or two registers, and its store. */
+POOL_INLINE void narrow_single(const pool_plan* p, uint64_t ybase, narrow_vec a, const float* inv, int half, int two) {
+    uint32_t b, e;
+    for (b = 0; b < p->rg.nb; ++b) {
+        __m512 v = _mm512_load_ps(p->rg.init + 16 * b);
+        for (e = p->rg.first[b]; e < p->rg.first[b + 1]; ++e) {
+            const __m512i idx = _mm512_load_si512((const void*)(p->rg.idx + 16 * (uint64_t)e));
+            const __m512 t = two ? _mm512_permutex2var_ps(a.lo, idx, a.hi) : _mm512_permutexvar_ps(idx, a.lo);
+            v = _mm512_mask_add_ps(v, (__mmask16)p->rg.m[e], v, t);
+        }
+        reg_store(p, ybase, b, _mm512_mul_ps(v, _mm512_load_ps(inv + 16 * b)), half);
+    }
+}
+
+/* G rows q .. q+G-1 of one plane with the same nd, nh (nonzero) and divisor: their vertical sums and W
+ * sums advance together (independent dependency chains), sharing the table loads. With `pack`, two rows
+ * share each horizontal vector (the tables' lanes 8..15 repeat lanes 0..7 for the second row, whose
+ * register is the permutation's second source). */
+POOL_INLINE void narrow_group_t(const pool_plan* p, const narrow_row* t, const char* xplane, uint64_t yplane,
+                                const float* inv, uint64_t step_d, uint64_t step_h, int G, int half, int two,
+                                int pack) {
+    const __mmask16 mlast = (__mmask16)p->rg.last_mask;
+    narrow_vec v[8];
+    const char* base[8];
+    uint64_t kd, kh, off_d = 0;
+    uint32_t b, e;
+    int i;
+    POOL_UNROLL for (i = 0; i < G; ++i) {
+        base[i] = xplane + t[i].xoff;
+        v[i] = narrow_load(base[i], mlast, half, two);
+    }
+    for (kd = 0; kd < t->nd; ++kd, off_d += step_d) {
+        uint64_t off_h = off_d;
+        for (kh = 0; kh < t->nh; ++kh, off_h += step_h) {
+            if (kd == 0 && kh == 0) continue;
+            POOL_UNROLL for (i = 0; i < G; ++i) {
+                v[i] = narrow_add(v[i], narrow_load(base[i] + off_h, mlast, half, two), two);
+            }
+        }
+    }
+    if (pack) {
+        const __m512 scale = _mm512_load_ps(inv);
+        __m512 s[4];
+        POOL_UNROLL for (i = 0; i < G / 2; ++i) s[i] = _mm512_load_ps(p->rg.init);
+        for (e = p->rg.first[0]; e < p->rg.first[1]; ++e) {
+            const __m512i idx = _mm512_load_si512((const void*)(p->rg.idx + 16 * (uint64_t)e));
+            const __mmask16 m = (__mmask16)p->rg.m[e];
+            POOL_UNROLL for (i = 0; i < G / 2; ++i) {
+                s[i] = _mm512_mask_add_ps(s[i], m, s[i], _mm512_permutex2var_ps(v[2 * i].lo, idx, v[2 * i + 1].lo));
+            }
+        }
+        POOL_UNROLL for (i = 0; i < G / 2; ++i) {
+            reg_store_pair(p, yplane + t[2 * i].yoff, yplane + t[2 * i + 1].yoff, _mm512_mul_ps(s[i], scale), half);
+        }
+        return;
+    }
+    for (b = 0; b < p->rg.nb; ++b) {
+        const __m512 scale = _mm512_load_ps(inv + 16 * b);
+        __m512 s[8];
+        POOL_UNROLL for (i = 0; i < G; ++i) s[i] = _mm512_load_ps(p->rg.init + 16 * b);
+        for (e = p->rg.first[b]; e < p->rg.first[b + 1]; ++e) {
+            const __m512i idx = _mm512_load_si512((const void*)(p->rg.idx + 16 * (uint64_t)e));
+            const __mmask16 m = (__mmask16)p->rg.m[e];
+            POOL_UNROLL for (i = 0; i < G; ++i) {
+                const __m512 g =
+                    two ? _mm512_permutex2var_ps(v[i].lo, idx, v[i].hi) : _mm512_permutexvar_ps(idx, v[i].lo);
+                s[i] = _mm512_mask_add_ps(s[i], m, s[i], g);
+            }
+        }
+        POOL_UNROLL for (i = 0; i < G; ++i) reg_store(p, yplane + t[i].yoff, b, _mm512_mul_ps(s[i], scale), half);
+    }
+}
+
+/* Rows of one or two input registers: runs of 8 or 4 rows of one plane with the same tap counts and
+ * divisor go through narrow_group_t, other rows one at a time. */
+POOL_INLINE void narrow_rows_t(const pool_plan* p, uint64_t begin, uint64_t end, int half, int two, int pack) {
+    const uint64_t esize = half ? 2 : 4;
+    const uint64_t step_d = p->dil[0] * p->xs[0] * esize, step_h = p->dil[1] * p->xs[1] * esize;
+    const __mmask16 mlast = (__mmask16)p->rg.last_mask;
+    const uint32_t inv_stride = 16 * p->rg.nb;
+    const uint64_t per_plane = p->out[0] * p->out[1];
+    const narrow_row* table = p->rg.rows;
+    uint64_t n, c, q, r = begin;
+    const char* xplane;
+    uint64_t yplane;
+
+    q = begin % per_plane;
+    c = begin / per_plane;
+    n = c / p->C;
+    c %= p->C;
+    xplane = p->x + (n * p->xs_n + c * p->xs_c) * esize;
+    yplane = n * p->ys_n + c * p->ys_c;
+    while (r < end) {
+        const narrow_row* t = table + q;
+        const float* inv = p->rg.inv + (size_t)t->inv * inv_stride;
+        if (t->joint >= 8 && end - r >= 8) {
+            narrow_group_t(p, t, xplane, yplane, inv, step_d, step_h, 8, half, two, pack);
+            r += 8;
+            q += 8;
+        } else if (t->joint >= 4 && end - r >= 4) {
+            narrow_group_t(p, t, xplane, yplane, inv, step_d, step_h, 4, half, two, pack);
+            r += 4;
+            q += 4;
+        } else {
+            narrow_single(p, yplane + t->yoff, narrow_vertical(xplane + t->xoff, t, step_d, step_h, mlast, half, two),
+                          inv, half, two);
+            r += 1;
+            q += 1;
+        }
+        if (q == per_plane) {
+            q = 0;
+            if (++c == p->C) {
+                c = 0;
+                ++n;
+            }
+            xplane = p->x + (n * p->xs_n + c * p->xs_c) * esize;
+            yplane = n * p->ys_n + c * p->ys_c;
+        }
+    }
+}
+
+/* Prefetches the input rows that output row q + POOL_PREFETCH_AHEAD of plane (n, c) adds to those of the
+ * row before it (the last `H stride` valid rows of each D tap). The caller checks that the row exists. */
+static inline void wide_prefetch(const pool_plan* p, const char* xplane, uint64_t q, uint64_t n, uint64_t c,
+                                 uint64_t esize) {
+    const uint64_t per_plane = p->out[0] * p->out[1];
+    const narrow_row* t;
+    uint64_t kd, kh, off_d = 0, kh_from;
+    q += POOL_PREFETCH_AHEAD;
+    if (q >= per_plane) {
+        c += q / per_plane;
+        q %= per_plane;
+        n += c / p->C;
+        c %= p->C;
+        xplane = p->x + (n * p->xs_n + c * p->xs_c) * esize;
+    }
+    t = p->rg.rows + q;
+    kh_from = t->nh > p->str[1] ? t->nh - p->str[1] : 0;
+    for (kd = 0; kd < t->nd; ++kd, off_d += p->dil[0] * p->xs[0] * esize) {
+        for (kh = kh_from; kh < t->nh; ++kh) {
+            prefetch_bytes(xplane + t->xoff + off_d + kh * p->dil[1] * p->xs[1] * esize, p->cols * esize);
+        }
+    }
+}
+
+/* Rows of 3 .. POOL_REG_VECS input registers, one at a time: the vertical sums of the row's vectors go to
+ * an aligned local array, then each W tap entry permutes a pair of adjacent vectors (q, q + 1). With a
+ * constant nv (fixed_nv > 0) the vertical loop keeps the sums in registers, one tap row at a time. */
+POOL_INLINE void wide_rows_t(const pool_plan* p, uint64_t begin, uint64_t end, int half, uint32_t fixed_nv) {
+    const uint64_t esize = half ? 2 : 4;
+    const uint64_t step_d = p->dil[0] * p->xs[0] * esize, step_h = p->dil[1] * p->xs[1] * esize;
+    const __mmask16 mlast = (__mmask16)p->rg.last_mask;
+    const uint32_t nb = p->rg.nb, nv = fixed_nv ? fixed_nv : p->rg.nv, inv_stride = 16 * p->rg.nb;
+    const uint64_t per_plane = p->out[0] * p->out[1];
+    const narrow_row* table = p->rg.rows;
+    __m512 acc[POOL_REG_VECS + 1];
+    uint64_t n, c, q, r;
+    const char* xplane;
+    uint64_t yplane;
+
+    acc[nv] = _mm512_setzero_ps(); /* the pair partner of the last vector */
+    q = begin % per_plane;
+    c = begin / per_plane;
+    n = c / p->C;
+    c %= p->C;
+    xplane = p->x + (n * p->xs_n + c * p->xs_c) * esize;
+    yplane = n * p->ys_n + c * p->ys_c;
+    for (r = begin; r < end; ++r) {
+        const narrow_row* t = table + q;
+        const float* inv = p->rg.inv + (size_t)t->inv * inv_stride;
+        const uint64_t ybase = yplane + t->yoff;
+        uint32_t v, b, e;
+        if (r + POOL_PREFETCH_AHEAD < end) wide_prefetch(p, xplane, q, n, c, esize);
+        if (t->nd == 0) {
+            for (v = 0; v < nv; ++v) acc[v] = _mm512_setzero_ps();
+        } else if (fixed_nv) {
+            const char* base = xplane + t->xoff;
+            uint64_t kd, kh, off_d = 0;
+            __m512 a[POOL_REG_VECS];
+            POOL_UNROLL for (v = 0; v < fixed_nv; ++v) {
+                a[v] = reg_load(base, v, v + 1 == fixed_nv ? mlast : 0xFFFF, half, v + 1 == fixed_nv);
+            }
+            for (kd = 0; kd < t->nd; ++kd, off_d += step_d) {
+                uint64_t off_h = off_d;
+                for (kh = 0; kh < t->nh; ++kh, off_h += step_h) {
+                    if (kd == 0 && kh == 0) continue;
+                    POOL_UNROLL for (v = 0; v < fixed_nv; ++v) {
+                        const int last = v + 1 == fixed_nv;
+                        a[v] = _mm512_add_ps(a[v], reg_load(base + off_h, v, last ? mlast : 0xFFFF, half, last));
+                    }
+                }
+            }
+            POOL_UNROLL for (v = 0; v < fixed_nv; ++v) acc[v] = a[v];
+        } else {
+            const char* base = xplane + t->xoff;
+            for (v = 0; v < nv; ++v) {
+                const int masked = v + 1 == nv;
+                const __mmask16 m = masked ? mlast : (__mmask16)0xFFFF;
+                uint64_t kd, kh, off_d = 0;
+                __m512 a = reg_load(base, v, m, half, masked);
+                for (kd = 0; kd < t->nd; ++kd, off_d += step_d) {
+                    uint64_t off_h = off_d;
+                    for (kh = 0; kh < t->nh; ++kh, off_h += step_h) {
+                        if (kd == 0 && kh == 0) continue;
+                        a = _mm512_add_ps(a, reg_load(base + off_h, v, m, half, masked));
+                    }
+                }
+                acc[v] = a;
+            }
+        }
+        for (b = 0; b < nb; ++b) {
+            __m512 s = _mm512_load_ps(p->rg.init + 16 * b);
+            for (e = p->rg.first[b]; e < p->rg.first[b + 1]; ++e) {
+                const __m512i idx = _mm512_load_si512((const void*)(p->rg.idx + 16 * (uint64_t)e));
+                const uint32_t qv = p->rg.q[e];
+                s = _mm512_mask_add_ps(s, (__mmask16)p->rg.m[e], s, _mm512_permutex2var_ps(acc[qv], idx, acc[qv + 1]));
+            }
+            reg_store(p, ybase, b, _mm512_mul_ps(s, _mm512_load_ps(inv + 16 * b)), half);
+        }
+        if (++q == per_plane) {
+            q = 0;
+            if (++c == p->C) {
+                c = 0;
+                ++n;
+            }
+            xplane = p->x + (n * p->xs_n + c * p->xs_c) * esize;
+            yplane = n * p->ys_n + c * p->ys_c;
+        }
+    }
+}
+
+static void run_wide(const pool_plan* p, uint64_t begin, uint64_t end, int half) {
+    switch (p->rg.nv) {
+    case 3: wide_rows_t(p, begin, end, half, 3); break;
+    case 4: wide_rows_t(p, begin, end, half, 4); break;
+    case 5: wide_rows_t(p, begin, end, half, 5); break;
+    case 6: wide_rows_t(p, begin, end, half, 6); break;
+    case 7: wide_rows_t(p, begin, end, half, 7); break;
+    case 8: wide_rows_t(p, begin, end, half, 8); break;
+    default: wide_rows_t(p, begin, end, half, 0); break;
+    }
+}
+
+/* Output rows [begin, end). Per row: the vertical sum (valid taps (kd, kh) in increasing order) of the
+ * input row in registers, then per block of 16 outputs the W taps in increasing k, each a lane
+ * permutation of the row added under the mask of the lanes whose tap is on input. The W sums start at
+ * -0.0, the exact additive identity (-0.0 + x == x for every x), so every sum equals the row path's
+ * (first tap, then the others added in order); outputs without any W tap start at +0.0 (the row path's
+ * zero sum). */
+static void run_reg(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const pool_plan* p = (const pool_plan*)vp;
+    (void)worker;
+    if (p->rg.nv > 2) {
+        if (p->half) {
+            run_wide(p, begin, end, 1);
+        } else {
+            run_wide(p, begin, end, 0);
+        }
+    } else if (p->half) {
+        if (p->rg.pack) {
+            narrow_rows_t(p, begin, end, 1, 0, 1);
+        } else if (p->rg.nv == 2) {
+            narrow_rows_t(p, begin, end, 1, 1, 0);
+        } else {
+            narrow_rows_t(p, begin, end, 1, 0, 0);
+        }
+    } else if (p->rg.pack) {
+        narrow_rows_t(p, begin, end, 0, 0, 1);
+    } else if (p->rg.nv == 2) {
+        narrow_rows_t(p, begin, end, 0, 1, 0);
+    } else {
+        narrow_rows_t(p, begin, end, 0, 0, 0);
+    }
+}
+#endif
+
 /* ---- channel path (input C stride 1) --------------------------------------------------------------- */
 
 /* Output pixel (n, od, oh, ow), all channels: for each valid kw, the column sum over (kd, kh) of the
@@ -720,6 +1134,212 @@ static void run_direct(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
     }
 }
 
+#if defined(POOL_AVX512)
+/* W tap k of output block b as register path entries: the lanes whose tap is on input, grouped by the pair
+ * of adjacent input vectors (q, q + 1) that holds their columns (always q = 0 with at most two vectors).
+ * Writes them from index e; returns how many, or UINT32_MAX when there are more than `room`. */
+static uint32_t reg_entries(const pool_plan* p, uint32_t b, uint64_t k, int pack, uint32_t e, uint32_t room,
+                            int32_t* idx, uint16_t* masks, uint16_t* qs) {
+    const uint64_t OW = p->out[2];
+    uint64_t pos[16];
+    uint32_t j, count = 0;
+    uint16_t left = 0;
+    for (j = 0; j < 16; ++j) {
+        const uint64_t o = 16 * (uint64_t)b + (pack ? j % 8 : j);
+        pos[j] = 0;
+        if (o < OW && p->taps[2][o].k0 <= k && k < p->taps[2][o].k1) {
+            pos[j] = tap_pos(p, 2, o, k);
+            if (pos[j] >= p->cols) return UINT32_MAX; /* cannot happen: cols bounds every valid tap */
+            left = (uint16_t)(left | (1u << j));
+        }
+    }
+    while (left != 0) {
+        uint64_t lo = UINT64_MAX, q;
+        uint16_t m = 0;
+        for (j = 0; j < 16; ++j) {
+            if ((left >> j & 1u) && pos[j] < lo) lo = pos[j];
+        }
+        q = p->rg.nv <= 2 ? 0 : lo / 16;
+        if (q >= p->rg.nv) return UINT32_MAX; /* cannot happen: lo < cols <= 16 nv */
+        for (j = 0; j < 16; ++j) {
+            if ((left >> j & 1u) && pos[j] < 16 * q + 32) m = (uint16_t)(m | (1u << j));
+        }
+        left = (uint16_t)(left & ~m);
+        if (count == room) return UINT32_MAX;
+        {
+            for (j = 0; j < 16; ++j) {
+                /* Packed: lanes 8..15 take the second row's register (indices 16..31). */
+                idx[16 * (size_t)(e + count) + j] =
+                    (m >> j & 1u) ? (int32_t)(pos[j] - 16 * q) + (pack && j >= 8 ? 16 : 0) : 0;
+            }
+            masks[e + count] = m;
+            qs[e + count] = (uint16_t)q;
+        }
+        ++count;
+    }
+    return count;
+}
+
+/* Builds the register path's tables when they fit (then sets p->path = PATH_REG); *block receives the
+ * allocation to free. Needs the per-dim tables and p->cols. */
+static int32_t reg_setup(pool_plan* p, void** block) {
+    const uint64_t OW = p->out[2], per_plane = p->out[0] * p->out[1];
+    const uint64_t esize = p->half ? 2 : 4;
+    const uint32_t nb = (uint32_t)((OW + 15) / 16);
+    const uint32_t nv = p->cols <= 16 ? 1u : (uint32_t)((p->cols + 15) / 16);
+    uint64_t kmin[POOL_REG_BLOCKS], kmax[POOL_REG_BLOCKS], k, q, od, oh, divs[POOL_REG_INVS];
+    uint64_t span = 0, per_tap;
+    uint32_t b, j, count, e, ninv = 0, ninv_max, d;
+    int pack;
+    char* mem;
+    int32_t* idx;
+    uint16_t *masks, *qs, *out_mask;
+    uint32_t* first;
+    float *init, *inv;
+    narrow_row* rows;
+
+    *block = NULL;
+    if (p->cols > 16 * (uint64_t)POOL_REG_VECS || nb == 0 || nb > POOL_REG_BLOCKS || per_plane > POOL_REG_ROWS) {
+        return DMLPY_OK;
+    }
+    p->rg.nv = nv;
+    pack = OW <= 8 && nv == 1;
+    for (b = 0; b < nb; ++b) {
+        int any = 0;
+        kmin[b] = kmax[b] = 0;
+        for (j = 0; j < 16 && 16 * b + j < OW; ++j) {
+            const pool_taps* t = &p->taps[2][16 * b + j];
+            if (t->k0 >= t->k1) continue;
+            if (!any || t->k0 < kmin[b]) kmin[b] = t->k0;
+            if (!any || t->k1 > kmax[b]) kmax[b] = t->k1;
+            any = 1;
+        }
+        if (kmax[b] - kmin[b] > POOL_REG_KSPAN) return DMLPY_OK;
+        span += kmax[b] - kmin[b];
+    }
+    /* At most this many entries: per tap, one (two vectors or less) or one per 16 columns the 16 lanes'
+     * taps spread over, plus one. */
+    per_tap = nv <= 2 ? 1 : p->str[2] >= 16 ? 16 : 2 + (15 * p->str[2]) / 16;
+    count = (uint32_t)(span * per_tap);
+    if (span * per_tap > POOL_REG_ENTRIES) return DMLPY_OK;
+    ninv_max = per_plane < POOL_REG_INVS ? (uint32_t)per_plane : POOL_REG_INVS;
+
+    /* idx (64-byte rows), init, inv (64 bytes per block and row divisor), rows, first, masks, qs, out_mask. */
+    mem = (char*)malloc((size_t)count * 64 + (size_t)nb * 64 * (1 + ninv_max) +
+                        (size_t)per_plane * sizeof(narrow_row) + (nb + 1) * sizeof(uint32_t) + (size_t)count * 4 +
+                        nb * 2 + 64);
+    if (mem == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    *block = mem;
+    idx = (int32_t*)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    init = (float*)(idx + 16 * (size_t)count);
+    inv = init + 16 * (size_t)nb;
+    rows = (narrow_row*)(inv + 16 * (size_t)nb * ninv_max);
+    first = (uint32_t*)(rows + per_plane);
+    masks = (uint16_t*)(first + nb + 1);
+    qs = masks + count;
+    out_mask = qs + count;
+
+    /* Rows of one (n, c) plane: input offset of the first valid tap row, tap counts, the index of the row
+     * divisor (D and H factors multiplied) among the distinct ones, joint runs. */
+    q = 0;
+    for (od = 0; od < p->out[0]; ++od) {
+        const pool_taps* td = &p->taps[0][od];
+        for (oh = 0; oh < p->out[1]; ++oh, ++q) {
+            const pool_taps* th = &p->taps[1][oh];
+            const uint64_t rowdiv = (uint64_t)td->div * th->div;
+            narrow_row* t = &rows[q];
+            for (d = 0; d < ninv && divs[d] != rowdiv; ++d) {
+            }
+            if (d == ninv) {
+                if (ninv == ninv_max) {
+                    free(mem);
+                    *block = NULL;
+                    return DMLPY_OK;
+                }
+                divs[ninv++] = rowdiv;
+            }
+            t->inv = d;
+            t->yoff = od * p->ys[0] + oh * p->ys[1];
+            t->xoff = 0;
+            t->nd = t->nh = 0;
+            t->joint = 0;
+            if (td->k0 < td->k1 && th->k0 < th->k1) {
+                t->nd = td->k1 - td->k0;
+                t->nh = th->k1 - th->k0;
+                t->xoff = (tap_pos(p, 0, od, td->k0) * p->xs[0] + tap_pos(p, 1, oh, th->k0) * p->xs[1]) * esize;
+            }
+        }
+    }
+    /* joint: the length (at most 8) of the run of rows from q with the same nd (nonzero), nh and inv. */
+    for (q = per_plane; q-- > 0;) {
+        const narrow_row* t = &rows[q];
+        rows[q].joint = t->nd == 0 ? 0
+                        : q + 1 < per_plane && t[1].nd == t->nd && t[1].nh == t->nh && t[1].inv == t->inv
+                            ? (t[1].joint < 8 ? t[1].joint + 1 : 8)
+                            : 1;
+    }
+
+    e = 0;
+    for (b = 0; b < nb; ++b) {
+        first[b] = e;
+        for (j = 0; j < 16; ++j) {
+            const uint64_t o = 16 * (uint64_t)b + (pack ? j % 8 : j);
+            init[16 * b + j] = 0.0f;
+            for (d = 0; d < ninv; ++d) inv[(size_t)d * 16 * nb + 16 * b + j] = 1.0f;
+            if (o < OW) {
+                const pool_taps* t = &p->taps[2][o];
+                if (t->k0 < t->k1) init[16 * b + j] = -0.0f;
+                for (d = 0; d < ninv; ++d) inv[(size_t)d * 16 * nb + 16 * b + j] = reciprocal(divs[d], t->div);
+            }
+        }
+        for (k = kmin[b]; k < kmax[b]; ++k) {
+            const uint32_t added = reg_entries(p, b, k, pack, e, count - e, idx, masks, qs);
+            if (added == UINT32_MAX) { /* cannot happen: count bounds the entries */
+                free(mem);
+                *block = NULL;
+                return DMLPY_OK;
+            }
+            e += added;
+        }
+        out_mask[b] = (uint16_t)(OW - 16 * b >= 16 ? 0xFFFFu : (1u << (OW - 16 * b)) - 1u);
+    }
+    first[nb] = e;
+
+    p->rg.nb = nb;
+    p->rg.pack = (uint32_t)pack;
+    p->rg.last_mask = (uint16_t)(p->cols == 0 ? 0u : p->cols % 16 == 0 ? 0xFFFFu : (1u << (p->cols % 16)) - 1u);
+    p->rg.first = first;
+    p->rg.out_mask = out_mask;
+    p->rg.idx = idx;
+    p->rg.m = masks;
+    p->rg.q = qs;
+    p->rg.init = init;
+    p->rg.inv = inv;
+    p->rg.rows = rows;
+    p->path = PATH_REG;
+    return DMLPY_OK;
+}
+#endif
+
+/* Threads for `work` units (as dmlpy_choose_threads counts them, ~1/16 ns each). The pool's workers are
+ * woken, not created, and the caller starts at once (a worker that wakes late just takes fewer chunks),
+ * so a second thread pays off from a few tens of microseconds of work; pooling is often bound by memory
+ * bandwidth, which a second core adds to. */
+#ifndef POOL_PARALLEL_MIN_WORK
+#define POOL_PARALLEL_MIN_WORK ((uint64_t)1 << 18)
+#endif
+#ifndef POOL_WORK_PER_THREAD
+#define POOL_WORK_PER_THREAD ((uint64_t)1 << 17)
+#endif
+static unsigned pool_choose_threads(uint64_t work, uint64_t items, unsigned requested) {
+    uint64_t limit = requested ? requested : dmlpy_online_cpus();
+    if (limit > 256) limit = 256;
+    if (limit > items) limit = items;
+    if (limit <= 1 || work < POOL_PARALLEL_MIN_WORK) return 1;
+    if (work / POOL_WORK_PER_THREAD < limit) limit = work / POOL_WORK_PER_THREAD;
+    return limit < 1 ? 1u : (unsigned)limit;
+}
+
 /* ---- setup ------------------------------------------------------------------------------------------ */
 
 typedef struct pool_fields {
@@ -777,6 +1397,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     unsigned threads;
     int output_aliases = 0;
     void* scratch_block = NULL;
+    void* reg_block = NULL;
     pool_taps* tables = NULL;
 
     st = read_fields(desc, &f);
@@ -885,13 +1506,29 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         p.cols = cols;
         p.ow_a = ow_a;
         p.ow_b = ow_b;
+#if defined(POOL_AVX512) && !defined(DMLPY_POOL_NO_REG)
+        /* (Not for outputs with zero strides: the row path's order of the repeated writes stays.) */
+        if (p.path == PATH_ROW && p.xs[2] == 1 && !output_aliases) {
+            st = reg_setup(&p, &reg_block);
+            if (st != DMLPY_OK) {
+                free(tables);
+                return st;
+            }
+        }
+#endif
     }
 
     /* Work estimate in vectorised element operations (scalar loops count 8 per element), and threads. */
     {
         double taps_v = (double)p.win[0] * (double)p.win[1];
         double est;
-        if (p.path == PATH_CHANNEL) {
+        if (p.path == PATH_REG) {
+            /* Per output row: the row loads and adds, the W tap permutes and adds, the scale and store,
+             * about one 16-lane vector operation each. */
+            items = p.N * p.C * p.out[0] * p.out[1];
+            est = 16.0 * (double)items *
+                  (taps_v * (double)p.rg.nv + 2.0 * (double)p.rg.first[p.rg.nb] + 3.0 * (double)p.rg.nb);
+        } else if (p.path == PATH_CHANNEL) {
             items = p.N * p.out[0] * p.out[1] * OW;
             est = (double)items * (double)p.C * (taps_v * (double)p.win[2] + 1.0);
         } else {
@@ -905,7 +1542,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         }
         work = est > 1.8e19 ? UINT64_MAX : (uint64_t)est;
     }
-    threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    threads = output_aliases ? 1u : pool_choose_threads(work, items, threadCount);
     grain = dmlpy_choose_grain(items, threads);
 
     /* Row buffers: lengths rounded to whole 64-byte lines plus slack for whole-vector reads/writes. */
@@ -920,6 +1557,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     if (per_worker > 0) {
         scratch_block = calloc(1, (size_t)(per_worker * threads + 64)); /* zeroed: slack lanes stay finite */
         if (scratch_block == NULL) {
+            free(reg_block);
             free(tables);
             return DMLPY_E_OUT_OF_MEMORY;
         }
@@ -927,9 +1565,15 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         p.scratch_stride = (size_t)per_worker;
     }
 
-    dmlpy_parallel_for(items, grain, threads,
-                       p.path == PATH_ROW ? run_rows : p.path == PATH_CHANNEL ? run_pixels : run_direct, &p);
+    {
+        dmlpy_range_fn fn = p.path == PATH_ROW ? run_rows : p.path == PATH_CHANNEL ? run_pixels : run_direct;
+#if defined(POOL_AVX512)
+        if (p.path == PATH_REG) fn = run_reg;
+#endif
+        dmlpy_parallel_for(items, grain, threads, fn, &p);
+    }
 
+    free(reg_block);
     free(scratch_block);
     free(tables);
     return DMLPY_OK;
