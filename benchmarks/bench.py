@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 
 import dmlpy
-from dmlpy import DML_AVERAGE_POOLING_OPERATOR_DESC, DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_CONVOLUTION_OPERATOR_DESC, buffer_tensor
+from dmlpy import (
+    DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_CONVOLUTION_DIRECTION,
+    DML_CONVOLUTION_MODE,
+    DML_CONVOLUTION_OPERATOR_DESC,
+    buffer_tensor,
+)
 
 CORES = os.cpu_count() or 1
 

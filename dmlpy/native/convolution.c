@@ -100,6 +100,10 @@
 #ifndef CONV_NT_BYTES
 #define CONV_NT_BYTES ((uint64_t)6 << 20)
 #endif
+/* Work items per thread the GEMM path aims for (load balance vs per-item overhead). */
+#ifndef CONV_ITEMS_PER_THREAD
+#define CONV_ITEMS_PER_THREAD 16
+#endif
 /* Per-image mode: the largest image-group xp (floats) a worker packs for itself (fits L2 next to A). */
 #ifndef CONV_FUSED_FLOATS
 #define CONV_FUSED_FLOATS ((uint64_t)320 << 10)
@@ -1701,8 +1705,8 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
         uint64_t groups_items = p->N * p->G * p->dim[0].nphase * p->dim[1].nphase;
         p->tiles_per_chunk = ntiles;
         if (limit > 1) {
-            /* About 8 items per thread, each at least 2 tiles. */
-            uint64_t want = (uint64_t)limit * 8;
+            /* About CONV_ITEMS_PER_THREAD items per thread, each at least 2 tiles. */
+            uint64_t want = (uint64_t)limit * CONV_ITEMS_PER_THREAD;
             uint64_t per = groups_items >= want ? ntiles : (ntiles * groups_items + want - 1) / want;
             if (per < 2) per = 2;
             if (per > ntiles) per = ntiles;
