@@ -59,8 +59,9 @@ int dmlpy_tensors_overlap(const dmlpy_tensor* a, const dmlpy_tensor* b);
 /* ---- threads ----------------------------------------------------------------------------------- */
 
 /* Runs fn(ctx, begin, end, worker) over [0, count) in chunks of `grain` items, handed out through an
- * atomic counter to `threads` workers (the calling thread is worker 0; threads-1 pthreads are spawned
- * for the call). If a thread cannot be created the remaining workers do its share. */
+ * atomic counter to `threads` workers (the calling thread is worker 0; the others come from a lazily
+ * created, fork-safe pool whose idle threads sleep; a nested or concurrent call spawns threads for
+ * itself). If a thread cannot be had, the remaining workers do its share. */
 typedef void (*dmlpy_range_fn)(void* ctx, uint64_t begin, uint64_t end, unsigned worker);
 void dmlpy_parallel_for(uint64_t count, uint64_t grain, unsigned threads, dmlpy_range_fn fn, void* ctx);
 
