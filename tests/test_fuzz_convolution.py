@@ -43,6 +43,7 @@ from test_fuzz import (
     UINT_NONSENSE,
     CaseTimeout,
     Guards,
+    describe,
     limits,
     pick,
     sane_int,
@@ -692,14 +693,6 @@ def run_case(plan: Plan, backend: str) -> Outcome:
     if not plan.log and not outcome.executed:
         outcome.problems.append(f"an unmutated case failed at {outcome.stage}: {outcome.error!r}")
     return outcome
-
-
-def describe(plan: Plan, batch: int, index: int, outcome: Outcome) -> str:
-    lines = [f"case (batch {batch}, index {index}; make_case({batch}, {index})) failed at stage {outcome.stage}:"]
-    lines += [f"  mutation {line}" for line in plan.log] or ["  (no mutation)"]
-    lines.append(f"  desc: {plan.desc!r}"[:1500])
-    lines += [f"  problem: {p}" for p in outcome.problems]
-    return "\n".join(lines)
 
 
 @pytest.mark.slow
