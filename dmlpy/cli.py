@@ -64,7 +64,7 @@ def _info(_: argparse.Namespace) -> int:
         print(f"  {c_name(support.operator_type)} (FL {support.introduced.dotted})")
         for level, table in support.tables.items():
             rows = ", ".join(
-                f"{name} {row.dimension_counts[0]}-{row.dimension_counts[1]}D {'/'.join(t.name for t in row.data_types)}"
+                f"{name} {row.ranks} {'/'.join(t.name for t in row.data_types)}"
                 for name, row in table.items()
             )
             print(f"    FL {level.dotted}: {rows}")

@@ -25,6 +25,12 @@ class TensorSupport:
     dimension_counts: tuple[int, int]  # inclusive range
     data_types: tuple[DT, ...]
 
+    @property
+    def ranks(self) -> str:
+        """The dimension counts as one rank ("4D") or an inclusive range ("4-5D")."""
+        low, high = self.dimension_counts
+        return f"{low}D" if low == high else f"{low}-{high}D"
+
 
 @dataclass(frozen=True)
 class TensorSlot:
