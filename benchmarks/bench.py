@@ -8,7 +8,8 @@ Peers: onnxruntime (CPU) and PyTorch when installed (`pip install torch==2.13.0`
 The NumPy backend is timed too (it is the fallback, not a peer). Every implementation's output
 is checked against the native one before its time counts. Timings are medians of repeated runs
 on an already prepared operator (compiled, initialized and bound for dmlpy; a session with bound
-inputs and outputs for onnxruntime); the machine is shared, so compare ratios within one run.
+inputs and outputs for onnxruntime), taken in rounds that alternate between the implementations of
+a workload; the machine is shared, so compare ratios within one run.
 """
 
 from __future__ import annotations
@@ -52,6 +53,30 @@ def median_seconds(call: Callable[[], Any], *, min_time: float = 0.4, min_runs: 
         call()
         samples.append(time.perf_counter() - t0)
     return statistics.median(samples)
+
+
+def interleaved_medians(calls: dict[str, Callable[[], Any]], *, rounds: int = 6, min_time: float = 0.4, min_runs: int = 5, max_runs: int = 200) -> dict[str, float]:
+    """Median seconds per call of each implementation, timed in alternating rounds.
+
+    On a shared machine the load drifts over seconds; timing one implementation after another
+    lets a busy spell land on one of them and skew the ratio. Rounds spread every implementation
+    over the same spells. Each burst starts after a pause, so the previous implementation's
+    worker threads have stopped spinning, and drops its first call, which refills the caches.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    per_round_time, per_round_runs = min_time / rounds, max(1, -(-min_runs // rounds))
+    for _ in range(rounds):
+        for name, call in calls.items():
+            time.sleep(0.05)
+            call()
+            burst: list[float] = []
+            started = time.perf_counter()
+            while len(burst) < per_round_runs or (time.perf_counter() - started < per_round_time and len(burst) < -(-max_runs // rounds)):
+                t0 = time.perf_counter()
+                call()
+                burst.append(time.perf_counter() - t0)
+            samples[name].extend(burst)
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 _MATMUL_SCRIPT = r"""
@@ -483,6 +508,7 @@ def bench_workload(workload: Workload, threads: int, *, include_numpy: bool) -> 
         candidates.append(("numpy", lambda: numpy_peer(workload.inputs)))
     if include_numpy:
         candidates.append(("dmlpy numpy", lambda: prepared_dmlpy(workload.desc, workload.inputs, "numpy", threads)))
+    timed: dict[str, Callable[[], Any]] = {}
     for impl, prepare in candidates:
         try:
             call, out = prepare()
@@ -498,8 +524,12 @@ def bench_workload(workload: Workload, threads: int, *, include_numpy: bool) -> 
             worst = float(np.nanmax(np.abs(got - reference))) if got.shape == reference.shape else float("nan")
             rows.append(Row(workload.name, threads, impl, None, note=f"DISAGREES with native (max abs diff {worst:.3g})"))
             continue
-        slow = impl == "dmlpy numpy"
-        seconds = median_seconds(call, min_runs=3 if slow else 5, min_time=0.2 if slow else 0.4, warmup=1 if slow else 2)
+        timed[impl] = call
+    # The NumPy backend is 20-100x slower: timed on its own, it does not stretch the others' rounds.
+    slow = {impl: timed.pop(impl) for impl in ("dmlpy numpy",) if impl in timed}
+    medians = interleaved_medians(timed)
+    medians.update({impl: median_seconds(call, min_runs=3, min_time=0.2, warmup=1) for impl, call in slow.items()})
+    for impl, seconds in medians.items():
         gflops = workload.flops / seconds / 1e9 if workload.flops else None
         rows.append(Row(workload.name, threads, impl, seconds, workload.bytes_moved / seconds / 1e9, gflops=gflops))
     return rows
