@@ -36,13 +36,14 @@ PACKAGE_DIR = os.path.dirname(NATIVE_DIR)
 ROOT_DIR = os.path.dirname(PACKAGE_DIR)
 INCLUDE_DIR = os.path.join(ROOT_DIR, "include")
 
-SOURCES = [os.path.join(NATIVE_DIR, name) for name in ("dmlpy.c", "tensor.c", "parallel.c", "pooling.c", "space_depth.c", "convolution.c", "activation.c")]
+SOURCES = [os.path.join(NATIVE_DIR, name) for name in ("dmlpy.c", "tensor.c", "parallel.c", "pooling.c", "space_depth.c", "convolution.c", "winograd.c", "activation.c")]
 DEPENDS = [
     os.path.join(INCLUDE_DIR, "dmlpy", "dml_types.h"),
     os.path.join(INCLUDE_DIR, "dmlpy", "dmlpy.h"),
     os.path.join(NATIVE_DIR, "dmlpy_internal.h"),
     os.path.join(NATIVE_DIR, "half.h"),
     os.path.join(NATIVE_DIR, "activation.h"),
+    os.path.join(NATIVE_DIR, "conv_shared.h"),
 ]
 CDEF_PATH = os.path.join(NATIVE_DIR, "dmlpy.cdef")
 VERSION_PATH = os.path.join(PACKAGE_DIR, "_version.py")

@@ -13,7 +13,9 @@
  *   then y += bias[oc], y = act(y).
  *
  * Three paths, all computing every output element exactly once (bias and activation are applied in
- * the same pass; nothing is scattered or accumulated in the output):
+ * the same pass; nothing is scattered or accumulated in the output), and a fourth in winograd.c that is
+ * tried first: F(2x2, 3x3) Winograd for 2-D stride-1 dilation-1 3x3 problems, FORWARD and BACKWARD, with
+ * enough channels per group (try_winograd; its own header says when and why).
  *
  * 1. GEMM path (implicit GEMM over "phases").
  *   BACKWARD is split, per spatial dim, into s output phases r (outputs o = r + s*t). Within one phase
@@ -54,24 +56,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "activation.h"
-#include "dmlpy_internal.h"
-#include "half.h"
-
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(DMLPY_NO_AVX512)
-#include <immintrin.h>
-#define CONV_AVX512 1
-#endif
+#include "conv_shared.h"
 
 #if !defined(__STDC_NO_ATOMICS__) && !defined(_MSC_VER)
 #include <stdatomic.h>
 #define CONV_SCRATCH_CACHE 1
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define CONV_INLINE static inline __attribute__((always_inline))
-#else
-#define CONV_INLINE static inline
 #endif
 
 /* Micro-tile: MR output channels x NV vectors of 16 output positions. */
@@ -192,18 +181,6 @@ typedef struct conv_plan {
 } conv_plan;
 
 /* ---- element access ------------------------------------------------------------------------------ */
-
-CONV_INLINE float load_elem(int half, const char* base, uint64_t index) {
-    return half ? dmlpy_h2f(((const uint16_t*)base)[index]) : ((const float*)base)[index];
-}
-
-CONV_INLINE void store_elem(int half, char* base, uint64_t index, float v) {
-    if (half) {
-        ((uint16_t*)base)[index] = dmlpy_f2h(v);
-    } else {
-        ((float*)base)[index] = v;
-    }
-}
 
 static inline float bias_of(const conv_plan* p, uint64_t oc) {
     return p->b ? load_elem(p->half, p->b, oc * p->bs_c) : 0.0f;
@@ -734,54 +711,6 @@ static inline void run_kernel(unsigned width, uint64_t K, const float* A, const 
 }
 
 /* ---- fast path: epilogue ------------------------------------------------------------------------- */
-
-#if defined(CONV_AVX512)
-static inline __mmask16 mask_n(uint64_t n) {
-    return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << n) - 1u);
-}
-
-/* v + bias, then the activation. */
-CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
-    v = _mm512_add_ps(v, bias);
-    switch (act->kind) {
-    case DMLPY_ACT_NONE:
-    case DMLPY_ACT_IDENTITY:
-        return v;
-    case DMLPY_ACT_LINEAR:
-        return _mm512_fmadd_ps(_mm512_set1_ps(act->alpha), v, _mm512_set1_ps(act->beta));
-    case DMLPY_ACT_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
-                                    _mm512_setzero_ps());
-    case DMLPY_ACT_LEAKY_RELU:
-        return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NGE_UQ), v,
-                                  _mm512_set1_ps(act->alpha));
-    default: {
-        float tmp[16];
-        int i;
-        _mm512_storeu_ps(tmp, v);
-        for (i = 0; i < 16; ++i) tmp[i] = dmlpy_act_scalar(act, tmp[i]);
-        return _mm512_loadu_ps(tmp);
-    }
-    }
-}
-
-/* Stores the lanes of m; nt: a whole, 64-byte aligned float32 vector goes around the caches (outputs much
- * larger than the caches: no read-for-ownership, and the packed operands stay cached). */
-CONV_INLINE void store_vec(int half, int nt, char* y, uint64_t index, __m512 v, __mmask16 m) {
-    if (half) {
-        _mm256_mask_storeu_epi16((uint16_t*)y + index, m,
-                                 _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    } else if (m == 0xFFFF) {
-        if (nt && (((uintptr_t)((float*)y + index)) & 63) == 0) {
-            _mm512_stream_ps((float*)y + index, v);
-        } else {
-            _mm512_storeu_ps((float*)y + index, v);
-        }
-    } else {
-        _mm512_mask_storeu_ps((float*)y + index, m, v);
-    }
-}
-#endif
 
 /* One 16-lane vector of a tile. Rows layout: grid row (td, th), columns tw0 .. tw0+15. Planes layout:
  * flattened grid positions p0 .. p0+15 (td, th, tw0 = p0's). */
@@ -1416,7 +1345,7 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
 static _Atomic(void*) conv_cached_block = NULL;
 #endif
 
-static void* scratch_get(uint64_t bytes) {
+void* conv_scratch_get(uint64_t bytes) {
     void* block = NULL;
 #if defined(CONV_SCRATCH_CACHE)
     block = atomic_exchange(&conv_cached_block, NULL);
@@ -1429,7 +1358,7 @@ static void* scratch_get(uint64_t bytes) {
     return block;
 }
 
-static void scratch_put(void* block) {
+void conv_scratch_put(void* block) {
     if (block == NULL) return;
 #if defined(CONV_SCRATCH_CACHE)
     if (*(uint64_t*)block <= CONV_SCRATCH_KEEP) {
@@ -1656,7 +1585,7 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, int 
     if (!dmlpy_mul_u64(p->dw_buf_floats, (uint64_t)threads * sizeof(float), &bytes) || bytes > CONV_SCRATCH_CAP) {
         return -1;
     }
-    block = scratch_get(bytes + 64);
+    block = conv_scratch_get(bytes + 64);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
     p->dw_buf = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
     (void)outputs;
@@ -1665,8 +1594,68 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, int 
         uint64_t grain = threads <= 1 ? items : p->compute_items / ((uint64_t)threads * 8);
         dmlpy_parallel_for(items, grain ? grain : 1, threads, dw_run, p);
     }
-    scratch_put(block);
+    conv_scratch_put(block);
     return DMLPY_OK;
+}
+
+/* Output-padding fills only (after the Winograd path, which computes the rest). */
+static void fill_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) fill_item((const conv_plan*)vp, item);
+}
+
+/* The Winograd path (winograd.c) for 2-D stride-1 dilation-1 3x3 convolutions: FORWARD, and BACKWARD,
+ * which at stride 1 is a forward correlation with the filter flipped, its channels swapped per group and
+ * padding 2 - StartPadding. Returns what dmlpy_winograd_conv returns (-1: not taken). */
+static int32_t try_winograd(conv_plan* p, UINT threadCount) {
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    dmlpy_wino_problem q;
+    int32_t st;
+    if (H->k != 3 || W->k != 3 || H->s != 1 || W->s != 1 || H->d != 1 || W->d != 1) return -1;
+    memset(&q, 0, sizeof q);
+    q.half = p->half;
+    q.flip = p->flip != p->backward; /* BACKWARD's gather form runs the (Mode-flipped) filter backwards */
+    q.act = p->act;
+    q.N = p->N;
+    q.G = p->G;
+    q.Cin_g = p->Cin_g;
+    q.Cout_g = p->Cout_g;
+    q.H = H->in;
+    q.W = W->in;
+    q.OH = H->outc;
+    q.OW = W->outc;
+    q.pad_h = p->backward ? 2 - (int64_t)H->sp : (int64_t)H->sp;
+    q.pad_w = p->backward ? 2 - (int64_t)W->sp : (int64_t)W->sp;
+    q.xs_n = p->xs_n;
+    q.xs_c = p->xs_c;
+    q.xs_h = p->xs[1];
+    q.xs_w = p->xs[2];
+    q.wg = (p->backward ? p->Cin_g : p->Cout_g) * p->ws_0;
+    q.wo = p->backward ? p->ws_1 : p->ws_0;
+    q.wi = p->backward ? p->ws_0 : p->ws_1;
+    q.ws_h = p->ws[1];
+    q.ws_w = p->ws[2];
+    q.ys_n = p->ys_n;
+    q.ys_c = p->ys_c;
+    q.ys_h = p->ys[1];
+    q.ys_w = p->ys[2];
+    q.bs_c = p->bs_c;
+    q.x = p->x;
+    q.w = p->w;
+    q.b = p->b;
+    q.y = p->y;
+    st = dmlpy_winograd_conv(&q, threadCount);
+    if (st == DMLPY_OK && (H->outc < H->out || W->outc < W->out)) {
+        /* OutputPadding: act(bias) at the positions Winograd left alone, as run_fast's fill items do */
+        uint64_t items = p->N * p->Cout, work;
+        unsigned threads;
+        if (!dmlpy_mul_u64(H->out, W->out, &work) || !dmlpy_mul_u64(work, items * 4u, &work)) work = UINT64_MAX;
+        threads = dmlpy_choose_threads(work, items, threadCount);
+        dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, fill_run, p);
+    }
+    return st;
 }
 
 /* Runs the fast paths. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not for them. */
@@ -1736,7 +1725,7 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
     bytes += (tiles_bytes + 63) & ~(uint64_t)63;
     bytes += (off_count * sizeof(int64_t) + 63) & ~(uint64_t)63;
     bytes += ((uint64_t)phase_bytes + 63) & ~(uint64_t)63;
-    block = (char*)scratch_get(bytes);
+    block = (char*)conv_scratch_get(bytes);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
     cur = (char*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
     p->xp = (float*)cur;
@@ -1768,7 +1757,7 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_run, p);
     }
     dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, p->fused ? compute_run_fused : compute_run, p);
-    scratch_put(block);
+    conv_scratch_put(block);
     return DMLPY_OK;
 }
 
@@ -1925,7 +1914,9 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     /* Outputs much larger than the caches are written around them. */
     p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
 #endif
-    st = run_fast(p, macs, outputs_count, output_aliases, threadCount);
+    /* an output that aliases itself keeps the other paths' write order */
+    st = dims == 2 && !output_aliases ? try_winograd(p, threadCount) : -1;
+    if (st < 0) st = run_fast(p, macs, outputs_count, output_aliases, threadCount);
     if (st < 0) {
         uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;
         uint64_t work = macs * 8.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs * 8.0);

@@ -23,6 +23,7 @@ import functools
 import itertools
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -787,3 +788,137 @@ def test_native_and_numpy_agree_on_a_large_case(direction: DML_CONVOLUTION_DIREC
         y_numpy = run_conv(desc, dmlpy.create_device(backend="numpy"), xs, ws, b)
         np.testing.assert_allclose(y_native, y_numpy, rtol=1e-4, atol=1e-4)
         assert math.isfinite(float(np.abs(y_native).max()))
+
+
+# ---------------------------------------------------------------------------------------
+# The native Winograd path (dmlpy/native/winograd.c): 2-D, stride 1, dilation 1, 3x3, at least 16 input and
+# 16 output channels per group and 64 outputs per image and group (WINO_MIN_* there). These shapes take it;
+# the NumPy backend runs them as the reference does, and both are held to the oracles of check_case.
+
+
+def winograd_case(in_sizes: tuple[int, ...], filter_sizes: tuple[int, ...], *, direction: DML_CONVOLUTION_DIRECTION = FORWARD, **fields: Any) -> ConvCase:
+    zeros = (0, 0)
+    defaults: dict[str, Any] = {
+        "mode": int(CROSS), "strides": (1, 1), "dilations": (1, 1), "start": (1, 1), "end": (1, 1), "output_padding": zeros, "extra": zeros,
+        "groups": 1, "bias": False, "activation": None, "dtype": "float32", "layouts": ("packed",) * 4, "seed": 7,
+    }  # fmt: skip
+    defaults.update(fields)
+    return ConvCase(direction=int(direction), in_sizes=in_sizes, filter_sizes=filter_sizes, **defaults)
+
+
+WINOGRAD_CASES = {
+    "forward with bias, partial tiles in both dims": winograd_case((2, 16, 9, 11), (16, 16, 3, 3), bias=True),
+    "forward CONVOLUTION mode, 2 groups of 16 -> 24, asymmetric padding, OutputPadding, leaky relu": winograd_case(
+        (1, 32, 13, 10), (48, 16, 3, 3), mode=int(CONVOLUTION), groups=2, start=(0, 2), end=(2, 1), output_padding=(1, 0),
+        activation=Activation("LEAKY_RELU", (0.2,)), seed=8,
+    ),
+    "forward 64 -> 64 channels over several work items, broadcast batch input, padded output": winograd_case(
+        (2, 64, 30, 37), (64, 64, 3, 3), bias=True, layouts=("broadcast-n", "packed", "packed", "padded"), seed=9,
+    ),
+    "backward with bias and relu, asymmetric padding": winograd_case(
+        (2, 24, 9, 9), (24, 16, 3, 3), direction=BACKWARD, start=(1, 0), end=(2, 1), bias=True, activation=Activation("RELU"), seed=10,
+    ),
+    "backward CONVOLUTION mode, 2 groups of 16 -> 20, OutputPadding": winograd_case(
+        (1, 32, 8, 9), (32, 20, 3, 3), direction=BACKWARD, mode=int(CONVOLUTION), groups=2, start=(0, 1), end=(1, 0),
+        output_padding=(1, 1), bias=True, seed=11,
+    ),
+    "backward padding beyond the kernel crops the input": winograd_case((1, 16, 12, 12), (16, 16, 3, 3), direction=BACKWARD, start=(3, 2), end=(0, 3), seed=12),
+    "forward fp16, NHWC input and output, channels-last filter, zero-stride bias, sigmoid": winograd_case(
+        (1, 16, 10, 12), (16, 16, 3, 3), dtype="float16", bias=True, activation=Activation("SIGMOID"),
+        layouts=("nhwc", "channels-last", "zero-strides", "nhwc"), seed=13,
+    ),
+    "backward fp16, padded layouts, linear": winograd_case(
+        (1, 16, 9, 10), (16, 24, 3, 3), direction=BACKWARD, dtype="float16", activation=Activation("LINEAR", (1.5, -0.25)),
+        layouts=("padded", "padded", "packed", "padded"), seed=14,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(WINOGRAD_CASES.values()), ids=list(WINOGRAD_CASES))
+def test_winograd_sized_convolutions_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def test_the_winograd_cases_meet_the_native_selection_thresholds() -> None:
+    """The cases above only test the Winograd path while they are inside what winograd.c selects."""
+    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "winograd.c")
+    if not os.path.exists(path):
+        pytest.skip("the native sources are not installed with this dmlpy")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    limit = {name: int(re.search(rf"#define WINO_{name} (\d+)", source).group(1)) for name in ("MIN_CIN", "MIN_COUT", "MIN_OUT")}  # type: ignore[union-attr]
+    for name, case in WINOGRAD_CASES.items():
+        groups, out = case.groups, case.out_sizes
+        cin_g = case.in_sizes[1] // groups
+        cout_g = out[1] // groups
+        computed = [size - op for size, op in zip(out[2:], case.output_padding, strict=True)]
+        assert case.filter_sizes[2:] == (3, 3) and case.strides == (1, 1) and case.dilations == (1, 1), name
+        assert cin_g >= limit["MIN_CIN"] and cout_g >= limit["MIN_COUT"] and computed[0] * computed[1] >= limit["MIN_OUT"], name
+
+
+@pytest.mark.parametrize("mode", [CROSS, CONVOLUTION], ids=["cross-correlation", "convolution"])
+def test_winograd_backward_at_stride_1_equals_forward_with_the_flipped_swapped_filter(device: dmlpy.Device, rng: np.random.Generator, mode: DML_CONVOLUTION_MODE) -> None:
+    x = rng.uniform(-1, 1, (2, 32, 11, 14)).astype(np.float32)
+    w = rng.uniform(-1, 1, (32, 24, 3, 3)).astype(np.float32)  # {Cin, Cout/G, 3, 3}, 2 groups
+    start, end = (1, 0), (2, 1)
+    out = dmlpy.convolution_output_sizes(x.shape, w.shape, (1, 1), (1, 1), start, end, None, 2, BACKWARD)
+    y = run_conv(conv_desc(x.shape, w.shape, out, direction=BACKWARD, mode=mode, start=start, end=end, groups=2), device, x, w)
+    swapped = np.concatenate([np.swapaxes(w[g * 16 : (g + 1) * 16], 0, 1) for g in range(2)])  # {Cout, Cin/G, 3, 3}
+    forward_w = np.ascontiguousarray(np.flip(swapped, axis=(2, 3)))
+    front = tuple(2 - s for s in start)
+    back = tuple(o - 1 + 2 - (n - 1) - f for o, n, f in zip(out[2:], x.shape[2:], front, strict=True))
+    forward = conv_desc(x.shape, forward_w.shape, out, mode=mode, start=front, end=back, groups=2)
+    np.testing.assert_allclose(y, run_conv(forward, device, x, forward_w), rtol=1e-5, atol=1e-5)
+
+
+def test_winograd_results_do_not_depend_on_the_thread_count(rng: np.random.Generator) -> None:
+    """Each output is computed once by one worker, in the same order whatever the split."""
+    native_device_or_skip()
+    x = rng.uniform(-1, 1, (3, 32, 21, 26)).astype(np.float32)
+    w = rng.uniform(-1, 1, (40, 32, 3, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, 40, 1, 1)).astype(np.float32)
+    desc = conv_desc(x.shape, w.shape, (3, 40, 21, 26), start=(1, 1), end=(1, 1), bias=True)
+    one = run_conv(desc, dmlpy.create_device(backend="native", threads=1), x, w, b)
+    two = run_conv(desc, dmlpy.create_device(backend="native", threads=2), x, w, b)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_winograd_error_on_64_channels_stays_far_inside_the_float32_tolerance(rng: np.random.Generator) -> None:
+    """64 input channels, inputs and weights in [-1, 1] (|y| up to ~34): |error| / (1 + |y|) against float64 measured
+    7e-6, as the GEMM path's; the bound is a fifth of the 1e-4 the fp32 tests allow. (F(4x4, 3x3) measured 1.2e-4
+    here, which is why winograd.c uses F(2x2, 3x3).)"""
+    native = native_device_or_skip()
+    x = rng.uniform(-1, 1, (1, 64, 28, 28))
+    w = rng.uniform(-1, 1, (64, 64, 3, 3))
+    y = run_conv(conv_desc(x.shape, w.shape, (1, 64, 28, 28), start=(1, 1), end=(1, 1)), native, x.astype(np.float32), w.astype(np.float32))
+    expected = oracle_forward(x.astype(np.float32), w.astype(np.float32), (1, 1), (1, 1), (1, 1), (28, 28), 1)
+    error = np.abs(y - expected) / (1.0 + np.abs(expected))
+    assert error.max() < 2e-5, f"max |error| / (1 + |y|) = {error.max():.3g}"
+
+
+@pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
+@pytest.mark.parametrize("poisoned", ["input", "filter", "float16 input"])
+def test_winograd_sized_convolutions_propagate_inf_and_nan_exactly_like_a_direct_sum(device: dmlpy.Device, rng: np.random.Generator, direction: DML_CONVOLUTION_DIRECTION, poisoned: str) -> None:
+    """A Winograd transform would smear an infinity or NaN over its whole 4x4 patch (inf - inf = NaN); the native
+    kernel notices and recomputes such calls by its direct-sum paths, so exactly the outputs whose window holds a
+    non-finite value are non-finite, with the direct sum's signs."""
+    x = rng.uniform(-1, 1, (1, 16, 10, 10)).astype(np.float32)
+    w = rng.uniform(0.1, 1, (16, 16, 3, 3)).astype(np.float32) * rng.choice([-1, 1], (16, 16, 3, 3)).astype(np.float32)
+    if poisoned == "filter":
+        w[2, 5, 1, 1] = -np.inf
+    else:
+        x[0, 3, 4, 5], x[0, 7, 1, 1] = np.inf, np.nan
+    if poisoned == "float16 input":  # packed through the converting (non-vector) row copy
+        x, w = x.astype(np.float16), w.astype(np.float16)
+    out = (1, 16, 10, 10)  # k3 s1, padding 1 on every side: the size of the input in both directions
+    desc = conv_desc(x.shape, w.shape, out, direction=direction, start=(1, 1), end=(1, 1), dtype=x.dtype)
+    oracle = oracle_forward if direction == FORWARD else oracle_backward
+    expected = oracle(x, w, (1, 1), (1, 1), (1, 1), out[2:], 1)
+    y = run_conv(desc, device, x, w)
+    assert np.isnan(expected).any() or np.isinf(expected).any()
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
+    np.testing.assert_array_equal(np.isposinf(y), np.isposinf(expected))
+    np.testing.assert_array_equal(np.isneginf(y), np.isneginf(expected))
+    finite = np.isfinite(expected)
+    tolerance = 2e-2 if x.dtype == np.float16 else 1e-4
+    np.testing.assert_allclose(y[finite], expected[finite], rtol=tolerance, atol=tolerance)

@@ -1,0 +1,127 @@
+/*
+ * conv_shared.h - what convolution.c and winograd.c share (private): the AVX-512 switch, element access,
+ * the vector epilogue helpers (bias + fused activation, float32/float16 stores), the scratch block and
+ * the interface of the Winograd path.
+ */
+#ifndef DMLPY_NATIVE_CONV_SHARED_H
+#define DMLPY_NATIVE_CONV_SHARED_H
+
+#include <stdint.h>
+
+#include "activation.h"
+#include "dmlpy_internal.h"
+#include "half.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(DMLPY_NO_AVX512)
+#include <immintrin.h>
+#define CONV_AVX512 1
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CONV_INLINE static inline __attribute__((always_inline))
+#else
+#define CONV_INLINE static inline
+#endif
+
+/* ---- element access ------------------------------------------------------------------------------ */
+
+CONV_INLINE float load_elem(int half, const char* base, uint64_t index) {
+    return half ? dmlpy_h2f(((const uint16_t*)base)[index]) : ((const float*)base)[index];
+}
+
+CONV_INLINE void store_elem(int half, char* base, uint64_t index, float v) {
+    if (half) {
+        ((uint16_t*)base)[index] = dmlpy_f2h(v);
+    } else {
+        ((float*)base)[index] = v;
+    }
+}
+
+/* ---- vector epilogue ----------------------------------------------------------------------------- */
+
+#if defined(CONV_AVX512)
+static inline __mmask16 mask_n(uint64_t n) {
+    return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << n) - 1u);
+}
+
+/* v + bias, then the activation. */
+CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
+    v = _mm512_add_ps(v, bias);
+    switch (act->kind) {
+    case DMLPY_ACT_NONE:
+    case DMLPY_ACT_IDENTITY:
+        return v;
+    case DMLPY_ACT_LINEAR:
+        return _mm512_fmadd_ps(_mm512_set1_ps(act->alpha), v, _mm512_set1_ps(act->beta));
+    case DMLPY_ACT_RELU:
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
+                                    _mm512_setzero_ps());
+    case DMLPY_ACT_LEAKY_RELU:
+        return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NGE_UQ), v,
+                                  _mm512_set1_ps(act->alpha));
+    default: {
+        float tmp[16];
+        int i;
+        _mm512_storeu_ps(tmp, v);
+        for (i = 0; i < 16; ++i) tmp[i] = dmlpy_act_scalar(act, tmp[i]);
+        return _mm512_loadu_ps(tmp);
+    }
+    }
+}
+
+/* Stores the lanes of m; nt: a whole, 64-byte aligned float32 vector goes around the caches (outputs much
+ * larger than the caches: no read-for-ownership, and the packed operands stay cached). */
+CONV_INLINE void store_vec(int half, int nt, char* y, uint64_t index, __m512 v, __mmask16 m) {
+    if (half) {
+        _mm256_mask_storeu_epi16((uint16_t*)y + index, m,
+                                 _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    } else if (m == 0xFFFF) {
+        if (nt && (((uintptr_t)((float*)y + index)) & 63) == 0) {
+            _mm512_stream_ps((float*)y + index, v);
+        } else {
+            _mm512_storeu_ps((float*)y + index, v);
+        }
+    } else {
+        _mm512_mask_storeu_ps((float*)y + index, m, v);
+    }
+}
+#endif
+
+/* ---- scratch (convolution.c) --------------------------------------------------------------------- */
+
+/* A block with `bytes` usable bytes from block + 64 (the first 64 bytes hold its size), or NULL when malloc
+ * fails; give it back with conv_scratch_put. Blocks up to CONV_SCRATCH_KEEP are kept for the next call. */
+void* conv_scratch_get(uint64_t bytes);
+void conv_scratch_put(void* block);
+
+/* ---- the Winograd path (winograd.c) -------------------------------------------------------------- */
+
+/* A 2-D convolution that is a dense stride-1, dilation-1 3x3 correlation per group:
+ *   y[n, g*Cout_g + oc, oh, ow] = act(bias[g*Cout_g + oc] +
+ *       sum_{ic, kh, kw} x[n, g*Cin_g + ic, oh + kh - pad_h, ow + kw - pad_w] * F[g, oc, ic, kh, kw])
+ * for oh < OH, ow < OW (x is 0 outside [0, H) x [0, W)), where the correlation filter is read as
+ *   F[g, oc, ic, kh, kw] = w[g*wg + oc*wo + ic*wi + fh*ws_h + fw*ws_w], (fh, fw) = flip ? (2-kh, 2-kw) : (kh, kw).
+ * Element strides throughout; outputs beyond OH x OW (OutputPadding) are not written. */
+typedef struct dmlpy_wino_problem {
+    int half; /* FLOAT16 tensors (else FLOAT32) */
+    int flip;
+    dmlpy_act act;
+    uint64_t N, G, Cin_g, Cout_g;
+    uint64_t H, W;   /* input */
+    uint64_t OH, OW; /* computed outputs */
+    int64_t pad_h, pad_w;
+    uint64_t xs_n, xs_c, xs_h, xs_w;
+    uint64_t wg, wo, wi, ws_h, ws_w;
+    uint64_t ys_n, ys_c, ys_h, ys_w;
+    uint64_t bs_c;
+    const char* x;
+    const char* w;
+    const char* b; /* NULL: no bias */
+    char* y;
+} dmlpy_wino_problem;
+
+/* Runs the problem by Winograd when that is faster than the GEMM path. Returns DMLPY_OK,
+ * DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is left to the other paths (nothing was written). */
+int32_t dmlpy_winograd_conv(const dmlpy_wino_problem* p, unsigned threadCount);
+
+#endif /* DMLPY_NATIVE_CONV_SHARED_H */
