@@ -9,7 +9,8 @@ The NumPy backend is timed too (it is the fallback, not a peer). Every implement
 is checked against the native one before its time counts. Timings are medians of repeated runs
 on an already prepared operator (compiled, initialized and bound for dmlpy; a session with bound
 inputs and outputs for onnxruntime), taken in rounds that alternate between the implementations of
-a workload; the machine is shared, so compare ratios within one run.
+a workload; the machine is shared, so compare ratios within one run. Convolution GFLOP/s count the
+direct sum's 2 x multiply-adds, so a path that does fewer (Winograd) can exceed the matmul peak.
 """
 
 from __future__ import annotations
