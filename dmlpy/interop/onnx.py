@@ -368,6 +368,17 @@ def _flag(node: _NodeInfo, name: str) -> bool:
     return bool(value)
 
 
+def _forward_padding(mode: str, pads: Sequence[int], sizes: Sequence[int], strides: Sequence[int], keff: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Start and end padding of a forward window (AveragePool, Conv) under ONNX auto_pad ``mode``."""
+    spatial = len(sizes)
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        split = [_same_padding(n, s, e, mode) for n, s, e in zip(sizes, strides, keff, strict=True)]
+        return [p[0] for p in split], [p[1] for p in split]
+    if mode == "VALID":
+        return [0] * spatial, [0] * spatial
+    return list(pads[:spatial]), list(pads[spatial:])
+
+
 def _auto_pad(node: _NodeInfo) -> str:
     mode = _choice(node, "auto_pad", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"))
     pads = node.attributes.get("pads")
@@ -420,13 +431,7 @@ def _lower_average_pool(node: _NodeInfo, inputs: list[_Input | None], options: _
     include_padding = _flag(node, "count_include_pad")
     sizes = x.shape[2:]
     keff = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
-    if mode in ("SAME_UPPER", "SAME_LOWER"):
-        split = [_same_padding(n, s, e, mode) for n, s, e in zip(sizes, strides, keff, strict=True)]
-        start, end = [p[0] for p in split], [p[1] for p in split]
-    elif mode == "VALID":
-        start, end = [0] * spatial, [0] * spatial
-    else:
-        start, end = list(pads[:spatial]), list(pads[spatial:])
+    start, end = _forward_padding(mode, pads, sizes, strides, keff)
     out = []
     for i in range(spatial):
         padded = sizes[i] + start[i] + end[i]
@@ -563,13 +568,7 @@ def _lower_conv(node: _NodeInfo, inputs: list[_Input | None], options: _Options,
     _bias(node, b, channels)
     keff = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
     sizes = x.shape[2:]
-    if mode in ("SAME_UPPER", "SAME_LOWER"):
-        split = [_same_padding(n, s, e, mode) for n, s, e in zip(sizes, strides, keff, strict=True)]
-        start, end = [p[0] for p in split], [p[1] for p in split]
-    elif mode == "VALID":
-        start, end = [0] * spatial, [0] * spatial
-    else:
-        start, end = list(pads[:spatial]), list(pads[spatial:])
+    start, end = _forward_padding(mode, pads, sizes, strides, keff)
     out = []
     for i in range(spatial):
         padded = sizes[i] + start[i] + end[i]
