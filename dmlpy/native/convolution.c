@@ -383,6 +383,35 @@ CONV_INLINE void copy_in(const conv_plan* p, float* restrict dst, uint64_t xi, u
     }
 }
 
+/* The grid columns of W sub-row uw that hold real input positions: one run [*j0, *j1). */
+static void w_run(const conv_plan* p, uint64_t uw, uint64_t* j0, uint64_t* j1) {
+    const conv_dim* W = &p->dim[2];
+    const int64_t start = W->sub_start[uw];
+    const uint64_t stepw = W->step;
+    *j0 = start >= 0 ? 0 : ((uint64_t)(-start) + stepw - 1) / stepw;
+    *j1 = start >= (int64_t)W->in ? 0 : (uint64_t)((int64_t)W->in - 1 - start) / stepw + 1;
+    if (*j1 > W->len) *j1 = W->len;
+    if (*j0 > *j1) *j0 = *j1;
+}
+
+/* One grid row (W->len floats) of W sub-row uw at input positions pd, ph of channel c, image n: the run
+ * [j0, j1) from w_run read from the input, zeros elsewhere (all zeros when pd or ph is padding). */
+static void pack_grid_row(const conv_plan* p, float* dst, uint64_t n, uint64_t c, uint64_t uw, int64_t pd, int64_t ph,
+                          uint64_t j0, uint64_t j1) {
+    const conv_dim* W = &p->dim[2];
+    uint64_t j;
+    if (pd < 0 || ph < 0 || j0 == j1) {
+        memset(dst, 0, (size_t)W->len * sizeof(float));
+        return;
+    }
+    for (j = 0; j < j0; ++j) dst[j] = 0.0f;
+    copy_in(p, dst + j0,
+            n * p->xs_n + c * p->xs_c + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1] +
+                (uint64_t)(W->sub_start[uw] + (int64_t)(j0 * W->step)) * p->xs[2],
+            W->step * p->xs[2], j1 - j0);
+    for (j = j1; j < W->len; ++j) dst[j] = 0.0f;
+}
+
 /* The Lh rows (sub, jd, jh, c_local) of channel c of image n, into the image's xp xn. The input is read
  * along its rows (jh inner). */
 static void pack_x_plane(const conv_plan* p, float* xn, uint64_t n, uint64_t sub, uint64_t jd, uint64_t c,
@@ -391,30 +420,11 @@ static void pack_x_plane(const conv_plan* p, float* xn, uint64_t n, uint64_t sub
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
     const uint64_t uw = sub % W->nsub, uh = (sub / W->nsub) % H->nsub, ud = sub / (W->nsub * H->nsub);
-    uint64_t jh, j0, j1, stepw = W->step;
-    int64_t pd, start = 0;
+    const int64_t pd = sub_pos(D, ud, jd);
+    uint64_t jh, j0, j1;
     float* dst = xn + sub * p->sub_floats + jd * p->xd + c_local * p->xc;
-    pd = sub_pos(D, ud, jd);
-    /* Elements j with a real input position along W form one run [j0, j1). */
-    start = W->sub_start[uw];
-    j0 = start >= 0 ? 0 : ((uint64_t)(-start) + stepw - 1) / stepw;
-    j1 = start >= (int64_t)W->in ? 0 : (uint64_t)((int64_t)W->in - 1 - start) / stepw + 1;
-    if (j1 > W->len) j1 = W->len;
-    if (j0 > j1) j0 = j1;
-    for (jh = 0; jh < H->len; ++jh, dst += p->xh) {
-        int64_t ph = sub_pos(H, uh, jh);
-        uint64_t j;
-        if (pd < 0 || ph < 0 || j0 == j1) {
-            memset(dst, 0, (size_t)W->len * sizeof(float));
-            continue;
-        }
-        for (j = 0; j < j0; ++j) dst[j] = 0.0f;
-        copy_in(p, dst + j0,
-                n * p->xs_n + c * p->xs_c + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1] +
-                    (uint64_t)(start + (int64_t)(j0 * stepw)) * p->xs[2],
-                stepw * p->xs[2], j1 - j0);
-        for (j = j1; j < W->len; ++j) dst[j] = 0.0f;
-    }
+    w_run(p, uw, &j0, &j1);
+    for (jh = 0; jh < H->len; ++jh, dst += p->xh) pack_grid_row(p, dst, n, c, uw, pd, sub_pos(H, uh, jh), j0, j1);
 }
 
 /* One item of the global packing pass: (n, sub, jd, c). */
@@ -1048,30 +1058,15 @@ static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
-    uint64_t sub, jd, jh, stepw = W->step, rows = jh1 - jh0;
+    uint64_t sub, jd, jh, rows = jh1 - jh0;
     for (sub = 0; sub < p->nsub_total; ++sub) {
-        uint64_t uw = sub % W->nsub, uh = (sub / W->nsub) % H->nsub, ud = sub / (W->nsub * H->nsub);
-        int64_t start = W->sub_start[uw];
-        uint64_t j0 = start >= 0 ? 0 : ((uint64_t)(-start) + stepw - 1) / stepw;
-        uint64_t j1 = start >= (int64_t)W->in ? 0 : (uint64_t)((int64_t)W->in - 1 - start) / stepw + 1;
-        if (j1 > W->len) j1 = W->len;
-        if (j0 > j1) j0 = j1;
+        uint64_t uw = sub % W->nsub, uh = (sub / W->nsub) % H->nsub, ud = sub / (W->nsub * H->nsub), j0, j1;
+        w_run(p, uw, &j0, &j1);
         for (jd = 0; jd < D->len; ++jd) {
-            int64_t pd = sub_pos(D, ud, jd);
+            const int64_t pd = sub_pos(D, ud, jd);
             for (jh = jh0; jh < jh1; ++jh) {
-                float* dst = buf + ((sub * D->len + jd) * rows + (jh - jh0)) * W->len;
-                int64_t ph = sub_pos(H, uh, jh);
-                uint64_t j;
-                if (pd < 0 || ph < 0 || j0 == j1) {
-                    memset(dst, 0, (size_t)W->len * sizeof(float));
-                    continue;
-                }
-                for (j = 0; j < j0; ++j) dst[j] = 0.0f;
-                copy_in(p, dst + j0,
-                        n * p->xs_n + c * p->xs_c + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1] +
-                            (uint64_t)(start + (int64_t)(j0 * stepw)) * p->xs[2],
-                        stepw * p->xs[2], j1 - j0);
-                for (j = j1; j < W->len; ++j) dst[j] = 0.0f;
+                pack_grid_row(p, buf + ((sub * D->len + jd) * rows + (jh - jh0)) * W->len, n, c, uw, pd,
+                              sub_pos(H, uh, jh), j0, j1);
             }
         }
     }
