@@ -941,20 +941,26 @@ def describe(plan: Plan, batch: int, index: int, outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
+def run_batch(batch: int, cases: int, make: Callable[[int, int], Any], run: Callable[[Any], Any], explain: Callable[[Any, int, int, Any], str] = describe) -> None:
+    """One batch of a fuzz: each case made and run under the time limit with DmlWarnings silenced; fails
+    listing the first few cases whose outcome has problems."""
+    failures = []
+    for index in range(cases):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dmlpy.DmlWarning)
+            with limits(CASE_TIME_LIMIT):
+                case = make(batch, index)
+                outcome = run(case)
+        if outcome.problems:
+            failures.append(explain(case, batch, index, outcome))
+    assert not failures, f"{len(failures)} of {cases} cases failed:\n\n" + "\n\n".join(failures[:6])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_fuzz_batch(backend: str, batch: int) -> None:
     """Random descs and bindings: only DmlError/TypeError/ValueError, and no write outside a bound output."""
-    failures = []
-    for index in range(CASES_PER_BATCH):
-        plan = make_case(batch, index)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", dmlpy.DmlWarning)
-            with limits(CASE_TIME_LIMIT):
-                outcome = run_case(plan, backend)
-        if outcome.problems:
-            failures.append(describe(plan, batch, index, outcome))
-    assert not failures, f"{len(failures)} of {CASES_PER_BATCH} cases failed:\n\n" + "\n\n".join(failures[:6])
+    run_batch(batch, CASES_PER_BATCH, make_case, lambda plan: run_case(plan, backend))
 
 
 def test_fuzz_generates_at_least_2000_cases_per_backend() -> None:

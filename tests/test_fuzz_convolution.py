@@ -43,9 +43,8 @@ from test_fuzz import (
     UINT_NONSENSE,
     CaseTimeout,
     Guards,
-    describe,
-    limits,
     pick,
+    run_batch,
     sane_int,
     tensor_buffer,
 )
@@ -77,7 +76,6 @@ from dmlpy import (
 SEED = 0xC0_4E_F022
 BATCHES = 10
 CASES_PER_BATCH = 100  # per backend: 1,000 cases
-CASE_TIME_LIMIT = 10.0
 MAX_ALLOCATION = 1 << 16
 OP = DML_OPERATOR_TYPE
 INPUTS = ("InputTensor", "FilterTensor", "BiasTensor")
@@ -708,16 +706,7 @@ def run_case(plan: Plan, backend: str) -> Outcome:
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_fuzz_convolution_batch(backend: str, batch: int) -> None:
     """Random convolution descs and bindings: only DmlError/TypeError/ValueError, and no write outside a bound output."""
-    failures = []
-    for index in range(CASES_PER_BATCH):
-        plan = make_case(batch, index)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", dmlpy.DmlWarning)
-            with limits(CASE_TIME_LIMIT):
-                outcome = run_case(plan, backend)
-        if outcome.problems:
-            failures.append(describe(plan, batch, index, outcome))
-    assert not failures, f"{len(failures)} of {CASES_PER_BATCH} cases failed:\n\n" + "\n\n".join(failures[:6])
+    run_batch(batch, CASES_PER_BATCH, make_case, lambda plan: run_case(plan, backend))
 
 
 def test_fuzz_generates_at_least_1000_convolution_cases_per_backend() -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_fuzz import ALLOWED, UINT_NONSENSE, CaseTimeout, Guards, _filled, limits, pick
+from test_fuzz import ALLOWED, UINT_NONSENSE, CaseTimeout, Guards, _filled, limits, pick, run_batch
 from test_graph_random import build_raw, execute_graph, make_recipe
 
 import dmlpy
@@ -557,16 +557,7 @@ def describe(case: Case, batch: int, index: int, outcome: Outcome) -> str:
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_fuzz_graph_batch(backend: str, batch: int) -> None:
     """Broken graph descs and bindings: only DmlError/TypeError/ValueError, no write outside what was bound for writing."""
-    failures = []
-    for index in range(CASES_PER_BATCH):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", dmlpy.DmlWarning)
-            with limits(CASE_TIME_LIMIT):
-                case = make_case(batch, index, backend)
-                outcome = run_case(case)
-        if outcome.problems:
-            failures.append(describe(case, batch, index, outcome))
-    assert not failures, f"{len(failures)} of {CASES_PER_BATCH} cases failed:\n\n" + "\n\n".join(failures[:6])
+    run_batch(batch, CASES_PER_BATCH, lambda b, index: make_case(b, index, backend), run_case, describe)
 
 
 def test_the_graph_fuzz_runs_at_least_500_descs_per_backend() -> None:

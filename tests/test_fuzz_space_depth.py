@@ -20,7 +20,6 @@ keep the size relations, swapped directions and type tags, and extreme but valid
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -222,16 +221,7 @@ def make_case(batch: int, index: int) -> Plan:
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_fuzz_space_depth_batch(backend: str, batch: int) -> None:
     """Random space/depth descs and bindings: only DmlError/TypeError/ValueError, and no write outside a bound output."""
-    failures = []
-    for index in range(CASES_PER_BATCH):
-        plan = make_case(batch, index)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", dmlpy.DmlWarning)
-            with base.limits(base.CASE_TIME_LIMIT):
-                outcome = base.run_case(plan, backend)
-        if outcome.problems:
-            failures.append(base.describe(plan, batch, index, outcome))
-    assert not failures, f"{len(failures)} of {CASES_PER_BATCH} cases failed:\n\n" + "\n\n".join(failures[:6])
+    base.run_batch(batch, CASES_PER_BATCH, make_case, lambda plan: base.run_case(plan, backend))
 
 
 def test_fuzz_generates_at_least_500_space_depth_cases_per_backend() -> None:
