@@ -22,6 +22,12 @@ def _skip_native_unless_required() -> None:
         pytest.skip(f"native backend unavailable: {dmlpy.native_status()}")
 
 
+def native_device(threads: int = 0) -> dmlpy.Device:
+    """A native device; skips the test when the C module is not built, fails it when DMLPY_REQUIRE_NATIVE=1."""
+    _skip_native_unless_required()
+    return dmlpy.create_device(backend="native", threads=threads)
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """Every kernel test runs once per backend."""

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pytest
 from activation_oracles import ALL, Activation, onnx_activation_nodes, oracle_activation, run_onnx
+from conftest import native_device
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +47,6 @@ from dmlpy import (
     packed_strides,
 )
 
-NATIVE_REQUIRED = os.environ.get("DMLPY_REQUIRE_NATIVE") == "1"
 FORWARD, BACKWARD = DML_CONVOLUTION_DIRECTION.FORWARD, DML_CONVOLUTION_DIRECTION.BACKWARD
 CONVOLUTION, CROSS = DML_CONVOLUTION_MODE.CONVOLUTION, DML_CONVOLUTION_MODE.CROSS_CORRELATION
 OUTPUT_PADDING_NONZERO = "CONVOLUTION.OUTPUT_PADDING_NONZERO"
@@ -111,14 +111,6 @@ def run_conv(desc: Any, device: dmlpy.Device, x: np.ndarray, w: np.ndarray, b: n
     raised = sorted({w.message.finding.rule for w in caught if isinstance(w.message, dmlpy.DmlWarning)})
     assert raised == sorted(set(expect_warnings)), f"DmlWarnings {raised}, expected {sorted(set(expect_warnings))}"
     return result
-
-
-def native_device_or_skip() -> dmlpy.Device:
-    if dmlpy.native_available():
-        return dmlpy.create_device(backend="native")
-    if NATIVE_REQUIRED:
-        pytest.fail(f"DMLPY_REQUIRE_NATIVE=1 but the native backend did not load: {dmlpy.native_status()}")
-    pytest.skip(f"native backend unavailable: {dmlpy.native_status()}")
 
 
 def vector(values: Sequence[float], dtype: Any = np.float32) -> np.ndarray:
@@ -775,7 +767,7 @@ def test_adjoint_identity_holds_to_float32_precision(backend: str, case: ConvCas
 
 @pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
 def test_native_and_numpy_agree_on_a_large_case(direction: DML_CONVOLUTION_DIRECTION, rng: np.random.Generator) -> None:
-    native = native_device_or_skip()
+    native = native_device()
     x = (2, 16, 23, 19) if direction == FORWARD else (2, 16, 12, 10)
     w = (24, 8, 3, 3) if direction == FORWARD else (16, 12, 3, 3)
     args = {"strides": (2, 1), "dilations": (1, 2), "start": (1, 2), "end": (2, 1), "groups": 2}
@@ -873,13 +865,12 @@ def test_winograd_backward_at_stride_1_equals_forward_with_the_flipped_swapped_f
 
 def test_winograd_results_do_not_depend_on_the_thread_count(rng: np.random.Generator) -> None:
     """Each output is computed once by one worker, in the same order whatever the split."""
-    native_device_or_skip()
     x = rng.uniform(-1, 1, (3, 32, 21, 26)).astype(np.float32)
     w = rng.uniform(-1, 1, (40, 32, 3, 3)).astype(np.float32)
     b = rng.uniform(-1, 1, (1, 40, 1, 1)).astype(np.float32)
     desc = conv_desc(x.shape, w.shape, (3, 40, 21, 26), start=(1, 1), end=(1, 1), bias=True)
-    one = run_conv(desc, dmlpy.create_device(backend="native", threads=1), x, w, b)
-    two = run_conv(desc, dmlpy.create_device(backend="native", threads=2), x, w, b)
+    one = run_conv(desc, native_device(threads=1), x, w, b)
+    two = run_conv(desc, native_device(threads=2), x, w, b)
     np.testing.assert_array_equal(one, two)
 
 
@@ -887,7 +878,7 @@ def test_winograd_error_on_64_channels_stays_far_inside_the_float32_tolerance(rn
     """64 input channels, inputs and weights in [-1, 1] (|y| up to ~34): |error| / (1 + |y|) against float64 measured
     7e-6, as the GEMM path's; the bound is a fifth of the 1e-4 the fp32 tests allow. (F(4x4, 3x3) measured 1.2e-4
     here, which is why winograd.c uses F(2x2, 3x3).)"""
-    native = native_device_or_skip()
+    native = native_device()
     x = rng.uniform(-1, 1, (1, 64, 28, 28))
     w = rng.uniform(-1, 1, (64, 64, 3, 3))
     y = run_conv(conv_desc(x.shape, w.shape, (1, 64, 28, 28), start=(1, 1), end=(1, 1)), native, x.astype(np.float32), w.astype(np.float32))

@@ -18,7 +18,6 @@ import contextlib
 import functools
 import itertools
 import math
-import os
 import sys
 import time
 import warnings
@@ -27,12 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from conftest import native_device
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmlpy
-
-NATIVE_REQUIRED = os.environ.get("DMLPY_REQUIRE_NATIVE") == "1"
 
 CEIL_OUTPUT = "POOLING.CEIL_OUTPUT"
 EMPTY_WINDOW = "POOLING.EMPTY_WINDOW"
@@ -97,15 +95,6 @@ def run_pool(desc: object, x: np.ndarray, device: dmlpy.Device, expect_warnings:
     raised = sorted({w.message.finding.rule for w in caught if isinstance(w.message, dmlpy.DmlWarning)})
     assert raised == sorted(set(expect_warnings)), f"DmlWarnings {raised}, expected {sorted(set(expect_warnings))}"
     return result
-
-
-def native_device_or_skip() -> dmlpy.Device | None:
-    """A native device, or None (the caller skips) when the C module is not built and not required."""
-    if dmlpy.native_available():
-        return dmlpy.create_device(backend="native")
-    if NATIVE_REQUIRED:
-        pytest.fail(f"DMLPY_REQUIRE_NATIVE=1 but the native backend did not load: {dmlpy.native_status()}")
-    return None
 
 
 def padded_strides(sizes: Sequence[int], extra: Sequence[int]) -> tuple[int, ...]:
@@ -842,9 +831,7 @@ def test_property_tests_generate_at_least_300_cases() -> None:
 
 def test_native_and_numpy_agree_on_a_large_random_case(rng: np.random.Generator) -> None:
     """One bigger case than the property tests draw, to exercise the native kernel's threaded paths."""
-    native = native_device_or_skip()
-    if native is None:
-        pytest.skip(f"native backend unavailable: {dmlpy.native_status()}")
+    native = native_device()
     sizes = (3, 17, 31, 29)
     x = rng.uniform(-1, 1, size=sizes).astype(np.float32)
     for in_strides in (None, dmlpy.nhwc_strides(sizes)):

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_rule
+from conftest import assert_rule, native_device
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -503,12 +503,6 @@ def test_every_data_type_in_both_orders_and_directions(
 
 # ---------------------------------------------------------------------------------------
 # The native kernel's vector paths, tails, streams and threads, against NumPy
-
-
-def native_device(threads: int = 0) -> dmlpy.Device:
-    if not dmlpy.native_available():
-        pytest.skip(f"native backend unavailable: {dmlpy.native_status()}")
-    return dmlpy.create_device(backend="native", threads=threads)
 
 
 @pytest.mark.parametrize("block", [2, 3, 4, 5, 7, 8, 16])
