@@ -177,7 +177,7 @@ def valid_case(rng: np.random.Generator) -> Plan:
     for k, s, d, sp, ep in zip(kernel, strides, dilations, start, end, strict=True):
         keff = (k - 1) * d + 1
         low = max(1, 1 + -(-(sp + ep + 1 - keff) // s)) if backward else max(1, keff - sp - ep)
-        in_spatial.append(low + int(rng.integers(*((8, 12) if s == 1 else (3, 6))) if winograd else rng.integers(0, 3)))
+        in_spatial.append(low + int(rng.integers(*((8, 12) if s == 1 else (6, 9))) if winograd else rng.integers(0, 3)))
     x_sizes = (1 if winograd else int(rng.integers(1, 3)), cin, *in_spatial)
     w_sizes = (cin, cout // groups, *kernel) if backward else (cout, cin // groups, *kernel)
     direction = dmlpy.DML_CONVOLUTION_DIRECTION(int(backward))

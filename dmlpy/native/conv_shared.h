@@ -96,20 +96,30 @@ void conv_scratch_put(void* block);
 
 /* ---- the Winograd path (winograd.c) -------------------------------------------------------------- */
 
-/* A 2-D convolution that is a dense stride-1, dilation-1 3x3 correlation per group:
- *   y[n, g*Cout_g + oc, oh, ow] = act(bias[g*Cout_g + oc] +
+/* A 2-D convolution made of nph (at most DMLPY_WINO_MAX_PHASES) dense stride-1, dilation-1 R x R
+ * correlations per group, R = 5 - m (m = 2: F(2x2, 3x3), 3x3 filters; m = 3: F(3x3, 2x2), 2x2 filters),
+ * phase f (ph[f]) writing
+ *   y[y0 + n*ys_n + (g*Cout_g + oc)*ys_c + oh*ys_h + ow*ys_w] = act(bias[g*Cout_g + oc] +
  *       sum_{ic, kh, kw} x[n, g*Cin_g + ic, oh + kh - pad_h, ow + kw - pad_w] * F[g, oc, ic, kh, kw])
  * for oh < OH, ow < OW (x is 0 outside [0, H) x [0, W)), where the correlation filter is read as
- *   F[g, oc, ic, kh, kw] = w[g*wg + oc*wo + ic*wi + fh*ws_h + fw*ws_w], (fh, fw) = flip ? (2-kh, 2-kw) : (kh, kw).
- * Element strides throughout; outputs beyond OH x OW (OutputPadding) are not written. */
-typedef struct dmlpy_wino_problem {
-    int half; /* FLOAT16 tensors (else FLOAT32) */
-    int flip;
-    dmlpy_act act;
-    uint64_t N, G, Cin_g, Cout_g;
-    uint64_t H, W;   /* input */
+ *   F[g, oc, ic, kh, kw] = w[g*wg + oc*wo + ic*wi + (kh0 + kh*ksh)*ws_h + (kw0 + kw*ksw)*ws_w]
+ * (the caller guarantees those filter indices are inside the filter). Element strides throughout; outputs
+ * beyond OH x OW (OutputPadding) are not written. */
+#define DMLPY_WINO_MAX_PHASES 16
+typedef struct dmlpy_wino_phase {
     uint64_t OH, OW; /* computed outputs */
     int64_t pad_h, pad_w;
+    int64_t kh0, kw0, ksh, ksw;
+    uint64_t y0;
+} dmlpy_wino_phase;
+
+typedef struct dmlpy_wino_problem {
+    int half; /* FLOAT16 tensors (else FLOAT32) */
+    unsigned m; /* output tile side: 2 or 3 */
+    unsigned nph;
+    dmlpy_act act;
+    uint64_t N, G, Cin_g, Cout_g;
+    uint64_t H, W; /* input */
     uint64_t xs_n, xs_c, xs_h, xs_w;
     uint64_t wg, wo, wi, ws_h, ws_w;
     uint64_t ys_n, ys_c, ys_h, ys_w;
@@ -118,6 +128,7 @@ typedef struct dmlpy_wino_problem {
     const char* w;
     const char* b; /* NULL: no bias */
     char* y;
+    dmlpy_wino_phase ph[DMLPY_WINO_MAX_PHASES];
 } dmlpy_wino_problem;
 
 /* Runs the problem by Winograd when that is faster than the GEMM path. Returns DMLPY_OK,

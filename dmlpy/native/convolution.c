@@ -1600,18 +1600,95 @@ static void fill_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     for (item = begin; item < end; ++item) fill_item((const conv_plan*)vp, item);
 }
 
-/* The Winograd path (winograd.c) for 2-D stride-1 dilation-1 3x3 convolutions: FORWARD, and BACKWARD,
- * which at stride 1 is a forward correlation with the filter flipped, its channels swapped per group and
- * padding 2 - StartPadding. Returns what dmlpy_winograd_conv returns (-1: not taken). */
+/* Phase planning of one dim for the Winograd F(3x3, 2x2) path of BACKWARD: output phase r (outputs
+ * o = r + s*t, t < T) receives the taps k with r + sp - k*d = s*c, reading input t + c. The path takes the
+ * dim when every phase with outputs has exactly two taps whose c differ by 1 (e.g. kernel 2s, dilation 1):
+ * then phase r is a 2-tap forward correlation with padding -c0 whose tap j is filter index k_j (c_j = c0 + j),
+ * as the raw filter index (Mode flip applied) k0 + j*kstep. Returns the phases with outputs, 0 when not. */
+static unsigned wino_phase_dim(const conv_dim* dm, int flip, uint64_t* r_out, uint64_t* T_out, int64_t* pad, int64_t* k0,
+                               int64_t* kstep) {
+    const int64_t s = (int64_t)dm->s;
+    unsigned n = 0;
+    uint64_t r, k;
+    if (dm->s == 0 || dm->s > 4 || dm->k > 64 || dm->d > 64 || dm->sp > ((uint64_t)1 << 30)) return 0;
+    for (r = 0; r < dm->s; ++r) {
+        const uint64_t T = dm->outc > r ? (dm->outc - r + dm->s - 1) / dm->s : 0;
+        int64_t c[2] = {0, 0}, kk[2] = {0, 0};
+        unsigned ntap = 0;
+        for (k = 0; k < dm->k; ++k) {
+            const int64_t num = (int64_t)r + (int64_t)dm->sp - (int64_t)(k * dm->d);
+            if (num % s != 0) continue;
+            if (ntap < 2) {
+                c[ntap] = num / s;
+                kk[ntap] = (int64_t)k;
+            }
+            ++ntap;
+        }
+        if (T == 0) continue;
+        if (ntap != 2 || c[0] - c[1] != 1) return 0; /* k ascending: c descending */
+        r_out[n] = r;
+        T_out[n] = T;
+        pad[n] = -c[1];
+        /* tap j = 0 reads input t + c[1]: filter index kk[1]; j = 1: kk[0] */
+        k0[n] = flip ? (int64_t)dm->k - 1 - kk[1] : kk[1];
+        kstep[n] = flip ? kk[1] - kk[0] : kk[0] - kk[1];
+        ++n;
+    }
+    return n;
+}
+
+/* The Winograd path (winograd.c) for 2-D dilation-1 problems: F(2x2, 3x3) for stride-1 3x3 FORWARD and
+ * BACKWARD (which at stride 1 is a forward correlation with the filter flipped, its channels swapped per
+ * group and padding 2 - StartPadding); F(3x3, 2x2) for BACKWARD whose output phases (see plan_dim) are each
+ * a 2x2 stride-1 correlation (kernel 4 stride 2, kernel 2 stride 1, ...), one Winograd phase per output
+ * phase, writing its outputs at stride s. Returns what dmlpy_winograd_conv returns (-1: not taken). */
 static int32_t try_winograd(conv_plan* p, UINT threadCount) {
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
     dmlpy_wino_problem q;
     int32_t st;
-    if (H->k != 3 || W->k != 3 || H->s != 1 || W->s != 1 || H->d != 1 || W->d != 1) return -1;
     memset(&q, 0, sizeof q);
+    if (H->k == 3 && W->k == 3 && H->s == 1 && W->s == 1 && H->d == 1 && W->d == 1) {
+        const int flip = p->flip != p->backward; /* BACKWARD's gather form runs the (Mode-flipped) filter backwards */
+        q.m = 2;
+        q.nph = 1;
+        q.ph[0].OH = H->outc;
+        q.ph[0].OW = W->outc;
+        q.ph[0].pad_h = p->backward ? 2 - (int64_t)H->sp : (int64_t)H->sp;
+        q.ph[0].pad_w = p->backward ? 2 - (int64_t)W->sp : (int64_t)W->sp;
+        q.ph[0].kh0 = q.ph[0].kw0 = flip ? 2 : 0;
+        q.ph[0].ksh = q.ph[0].ksw = flip ? -1 : 1;
+        q.ys_h = p->ys[1];
+        q.ys_w = p->ys[2];
+    } else if (p->backward) {
+        uint64_t rh[4], rw[4], Th[4], Tw[4];
+        int64_t padh[4], padw[4], kh0[4], kw0[4], ksh[4], ksw[4];
+        const unsigned nh = wino_phase_dim(H, p->flip, rh, Th, padh, kh0, ksh);
+        const unsigned nw = nh ? wino_phase_dim(W, p->flip, rw, Tw, padw, kw0, ksw) : 0;
+        unsigned a, b;
+        if (nh == 0 || nw == 0) return -1;
+        q.m = 3;
+        q.nph = nh * nw;
+        for (a = 0; a < nh; ++a) {
+            for (b = 0; b < nw; ++b) {
+                dmlpy_wino_phase* ph = &q.ph[a * nw + b];
+                ph->OH = Th[a];
+                ph->OW = Tw[b];
+                ph->pad_h = padh[a];
+                ph->pad_w = padw[b];
+                ph->kh0 = kh0[a];
+                ph->kw0 = kw0[b];
+                ph->ksh = ksh[a];
+                ph->ksw = ksw[b];
+                ph->y0 = rh[a] * p->ys[1] + rw[b] * p->ys[2];
+            }
+        }
+        q.ys_h = H->s * p->ys[1];
+        q.ys_w = W->s * p->ys[2];
+    } else {
+        return -1;
+    }
     q.half = p->half;
-    q.flip = p->flip != p->backward; /* BACKWARD's gather form runs the (Mode-flipped) filter backwards */
     q.act = p->act;
     q.N = p->N;
     q.G = p->G;
@@ -1619,10 +1696,6 @@ static int32_t try_winograd(conv_plan* p, UINT threadCount) {
     q.Cout_g = p->Cout_g;
     q.H = H->in;
     q.W = W->in;
-    q.OH = H->outc;
-    q.OW = W->outc;
-    q.pad_h = p->backward ? 2 - (int64_t)H->sp : (int64_t)H->sp;
-    q.pad_w = p->backward ? 2 - (int64_t)W->sp : (int64_t)W->sp;
     q.xs_n = p->xs_n;
     q.xs_c = p->xs_c;
     q.xs_h = p->xs[1];
@@ -1634,8 +1707,6 @@ static int32_t try_winograd(conv_plan* p, UINT threadCount) {
     q.ws_w = p->ws[2];
     q.ys_n = p->ys_n;
     q.ys_c = p->ys_c;
-    q.ys_h = p->ys[1];
-    q.ys_w = p->ys[2];
     q.bs_c = p->bs_c;
     q.x = p->x;
     q.w = p->w;

@@ -157,6 +157,20 @@ def oracle_backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilati
     return oracle_forward(dilated, swapped, (1,) * len(out), dilations, front, out, groups)
 
 
+def oracle_backward_scatter(x: np.ndarray, w: np.ndarray, strides: Sequence[int], start: Sequence[int], out: Sequence[int]) -> np.ndarray:
+    """A transposed convolution (one group, dilation 1) as the scatter it is: every input element adds x * w to the
+    outputs i * s + k - start its taps reach. Unlike the dilated-input form it never multiplies an inserted zero,
+    so an infinite weight reaches exactly the outputs a direct sum gives it."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    y = np.zeros((x.shape[0], w.shape[1], *out))
+    for i in itertools.product(*(range(size) for size in x.shape[2:])):
+        for k in itertools.product(*(range(size) for size in w.shape[2:])):
+            o = tuple(i[d] * strides[d] + k[d] - start[d] for d in range(len(out)))
+            if all(0 <= o[d] < out[d] for d in range(len(out))):
+                y[(slice(None), slice(None), *o)] += x[(slice(None), slice(None), *i)] @ w[(slice(None), slice(None), *k)]
+    return y
+
+
 def oracle(case: ConvCase, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     """The contract (docs/convolution-semantics.md): flip for CONVOLUTION, zero the OutputPadding tail, add bias, activate."""
     if case.mode == CONVOLUTION:
@@ -848,6 +862,82 @@ def test_the_winograd_cases_meet_the_native_selection_thresholds() -> None:
         assert cin_g >= limit["MIN_CIN"] and cout_g >= limit["MIN_COUT"] and computed[0] * computed[1] >= limit["MIN_OUT"], name
 
 
+# BACKWARD with filter size 2 x stride and dilation 1 per dim (ConvTranspose k4 s2, k2 s1, k6 s3): every output
+# phase is a 2x2 stride-1 correlation, which winograd.c runs as F(3x3, 2x2), one phase after another, storing at
+# the stride. Same thresholds per phase.
+PHASE_WINOGRAD_CASES = {
+    "k4 s2 p1 with bias and relu, two images": winograd_case(
+        (2, 16, 9, 9), (16, 16, 4, 4), direction=BACKWARD, strides=(2, 2), bias=True, activation=Activation("RELU"), seed=21,
+    ),
+    "k4 s2 CONVOLUTION mode, 2 groups of 16 -> 24, asymmetric padding, OutputPadding": winograd_case(
+        (1, 32, 8, 8), (32, 24, 4, 4), direction=BACKWARD, strides=(2, 2), mode=int(CONVOLUTION), groups=2, start=(2, 0), end=(1, 3),
+        output_padding=(1, 1), bias=True, seed=22,
+    ),
+    "k2 s1 backward, padding 0 and 1": winograd_case((1, 16, 9, 11), (16, 20, 2, 2), direction=BACKWARD, start=(0, 1), end=(0, 0), seed=23),
+    "k6 s3 backward, three phases per dim": winograd_case(
+        (1, 16, 8, 8), (16, 16, 6, 6), direction=BACKWARD, strides=(3, 3), start=(2, 1), end=(3, 2), bias=True, seed=24,
+    ),
+    "k4 s2 by k2 s1: two phases in H, one in W": winograd_case(
+        (1, 16, 6, 12), (16, 16, 4, 2), direction=BACKWARD, strides=(2, 1), start=(1, 0), end=(1, 1), seed=25,
+    ),
+    "k4 s2 64 -> 32 over several work items, broadcast batch, padded output": winograd_case(
+        (2, 64, 13, 14), (64, 32, 4, 4), direction=BACKWARD, strides=(2, 2), layouts=("broadcast-n", "packed", "packed", "padded"), seed=26,
+    ),
+    "k4 s2 fp16, NHWC input and output, channels-last filter, zero-stride bias, sigmoid": winograd_case(
+        (1, 16, 8, 9), (16, 16, 4, 4), direction=BACKWARD, strides=(2, 2), dtype="float16", bias=True, activation=Activation("SIGMOID"),
+        layouts=("nhwc", "channels-last", "zero-strides", "nhwc"), seed=27,
+    ),
+    "k4 s2 fp32, padded layouts, leaky relu": winograd_case(
+        (1, 24, 9, 8), (24, 16, 4, 4), direction=BACKWARD, strides=(2, 2), activation=Activation("LEAKY_RELU", (0.1,)),
+        layouts=("padded", "padded", "packed", "padded"), seed=28,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PHASE_WINOGRAD_CASES.values()), ids=list(PHASE_WINOGRAD_CASES))
+def test_strided_backward_winograd_sized_convolutions_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def test_the_phase_winograd_cases_meet_the_native_selection_thresholds() -> None:
+    """Filter = 2 x stride with dilation 1 gives every output phase exactly two taps at consecutive inputs."""
+    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "winograd.c")
+    if not os.path.exists(path):
+        pytest.skip("the native sources are not installed with this dmlpy")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    limit = {name: int(re.search(rf"#define WINO_{name} (\d+)", source).group(1)) for name in ("MIN_CIN", "MIN_COUT", "MIN_OUT")}  # type: ignore[union-attr]
+    for name, case in PHASE_WINOGRAD_CASES.items():
+        assert case.direction == int(BACKWARD) and case.dilations == (1, 1), name
+        assert all(k == 2 * s for k, s in zip(case.filter_sizes[2:], case.strides, strict=True)), name
+        computed = [size - op for size, op in zip(case.out_sizes[2:], case.output_padding, strict=True)]
+        per_phase = [-(-size // stride) for size, stride in zip(computed, case.strides, strict=True)]
+        assert case.in_sizes[1] // case.groups >= limit["MIN_CIN"] and case.out_sizes[1] // case.groups >= limit["MIN_COUT"], name
+        assert per_phase[0] * per_phase[1] >= limit["MIN_OUT"], name
+
+
+def test_phase_winograd_results_do_not_depend_on_the_thread_count(rng: np.random.Generator) -> None:
+    x = rng.uniform(-1, 1, (2, 32, 17, 15)).astype(np.float32)
+    w = rng.uniform(-1, 1, (32, 24, 4, 4)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, 24, 1, 1)).astype(np.float32)
+    out = dmlpy.convolution_output_sizes(x.shape, w.shape, (2, 2), (1, 1), (1, 1), (1, 1), None, 1, BACKWARD)
+    desc = conv_desc(x.shape, w.shape, out, direction=BACKWARD, strides=(2, 2), start=(1, 1), end=(1, 1), bias=True)
+    np.testing.assert_array_equal(run_conv(desc, native_device(threads=1), x, w, b), run_conv(desc, native_device(threads=2), x, w, b))
+
+
+def test_phase_winograd_error_on_256_channels_stays_inside_the_float32_tolerance(rng: np.random.Generator) -> None:
+    """The benchmark's ConvTranspose (256 -> 128, k4 s2 p1) on a smaller image, inputs and weights in [-1, 1]
+    (|y| up to ~46): |error| / (1 + |y|) against float64 measured 2.1e-5 with two seeds (the GEMM path 7.5e-6);
+    the bound is half the 1e-4 the fp32 tests allow."""
+    x = rng.uniform(-1, 1, (1, 256, 12, 12))
+    w = rng.uniform(-1, 1, (256, 128, 4, 4))
+    out = (1, 128, 24, 24)
+    y = run_conv(conv_desc(x.shape, w.shape, out, direction=BACKWARD, strides=(2, 2), start=(1, 1), end=(1, 1)), native_device(), x.astype(np.float32), w.astype(np.float32))
+    expected = oracle_backward(x, w, (2, 2), (1, 1), (1, 1), out[2:], 1)
+    error = np.abs(y - expected) / (1.0 + np.abs(expected))
+    assert error.max() < 5e-5, f"max |error| / (1 + |y|) = {error.max():.3g}"
+
+
 @pytest.mark.parametrize("mode", [CROSS, CONVOLUTION], ids=["cross-correlation", "convolution"])
 def test_winograd_backward_at_stride_1_equals_forward_with_the_flipped_swapped_filter(device: dmlpy.Device, rng: np.random.Generator, mode: DML_CONVOLUTION_MODE) -> None:
     x = rng.uniform(-1, 1, (2, 32, 11, 14)).astype(np.float32)
@@ -887,24 +977,28 @@ def test_winograd_error_on_64_channels_stays_far_inside_the_float32_tolerance(rn
     assert error.max() < 2e-5, f"max |error| / (1 + |y|) = {error.max():.3g}"
 
 
-@pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
+@pytest.mark.parametrize(("direction", "kernel", "stride"), [(FORWARD, 3, 1), (BACKWARD, 3, 1), (BACKWARD, 4, 2)], ids=["forward", "backward", "backward-k4-s2"])
 @pytest.mark.parametrize("poisoned", ["input", "filter", "float16 input"])
-def test_winograd_sized_convolutions_propagate_inf_and_nan_exactly_like_a_direct_sum(device: dmlpy.Device, rng: np.random.Generator, direction: DML_CONVOLUTION_DIRECTION, poisoned: str) -> None:
+def test_winograd_sized_convolutions_propagate_inf_and_nan_exactly_like_a_direct_sum(device: dmlpy.Device, rng: np.random.Generator, direction: DML_CONVOLUTION_DIRECTION, kernel: int, stride: int, poisoned: str) -> None:
     """A Winograd transform would smear an infinity or NaN over its whole 4x4 patch (inf - inf = NaN); the native
     kernel notices and recomputes such calls by its direct-sum paths, so exactly the outputs whose window holds a
-    non-finite value are non-finite, with the direct sum's signs."""
+    non-finite value are non-finite, with the direct sum's signs. Both variants: F(2x2, 3x3) and the phases of k4 s2."""
     x = rng.uniform(-1, 1, (1, 16, 10, 10)).astype(np.float32)
-    w = rng.uniform(0.1, 1, (16, 16, 3, 3)).astype(np.float32) * rng.choice([-1, 1], (16, 16, 3, 3)).astype(np.float32)
+    w_sizes = (16, 16, kernel, kernel)
+    w = rng.uniform(0.1, 1, w_sizes).astype(np.float32) * rng.choice([-1, 1], w_sizes).astype(np.float32)
     if poisoned == "filter":
         w[2, 5, 1, 1] = -np.inf
     else:
         x[0, 3, 4, 5], x[0, 7, 1, 1] = np.inf, np.nan
     if poisoned == "float16 input":  # packed through the converting (non-vector) row copy
         x, w = x.astype(np.float16), w.astype(np.float16)
-    out = (1, 16, 10, 10)  # k3 s1, padding 1 on every side: the size of the input in both directions
-    desc = conv_desc(x.shape, w.shape, out, direction=direction, start=(1, 1), end=(1, 1), dtype=x.dtype)
-    oracle = oracle_forward if direction == FORWARD else oracle_backward
-    expected = oracle(x, w, (1, 1), (1, 1), (1, 1), out[2:], 1)
+    out = dmlpy.convolution_output_sizes(x.shape, w.shape, (stride, stride), (1, 1), (1, 1), (1, 1), None, 1, direction)
+    desc = conv_desc(x.shape, w.shape, out, direction=direction, strides=(stride, stride), start=(1, 1), end=(1, 1), dtype=x.dtype)
+    with np.errstate(invalid="ignore"):  # the direct sum itself meets inf - inf where taps of both signs overlap
+        if direction == FORWARD:
+            expected = oracle_forward(x, w, (1, 1), (1, 1), (1, 1), out[2:], 1)
+        else:
+            expected = oracle_backward_scatter(x, w, (stride, stride), (1, 1), out[2:])
     y = run_conv(desc, device, x, w)
     assert np.isnan(expected).any() or np.isinf(expected).any()
     np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
