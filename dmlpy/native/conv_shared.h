@@ -132,7 +132,9 @@ typedef struct dmlpy_wino_problem {
 } dmlpy_wino_problem;
 
 /* Runs the problem by Winograd when that is faster than the GEMM path. Returns DMLPY_OK,
- * DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is left to the other paths (nothing was written). */
+ * DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is left to the other paths, which then write every output
+ * (a call declined after the fact, on an infinity or NaN, may have written some: outputs never alias an
+ * input, so the inputs are intact). */
 int32_t dmlpy_winograd_conv(const dmlpy_wino_problem* p, unsigned threadCount);
 
 #endif /* DMLPY_NATIVE_CONV_SHARED_H */

@@ -14,8 +14,9 @@
  *
  * Three paths, all computing every output element exactly once (bias and activation are applied in
  * the same pass; nothing is scattered or accumulated in the output), and a fourth in winograd.c that is
- * tried first: F(2x2, 3x3) Winograd for 2-D stride-1 dilation-1 3x3 problems, FORWARD and BACKWARD, with
- * enough channels per group (try_winograd; its own header says when and why).
+ * tried first: Winograd for 2-D dilation-1 problems with enough channels per group, F(2x2, 3x3) for
+ * stride-1 3x3 FORWARD and BACKWARD, F(3x3, 2x2) per output phase for BACKWARD with filter = 2 x stride
+ * (try_winograd; winograd.c's header says when and why).
  *
  * 1. GEMM path (implicit GEMM over "phases").
  *   BACKWARD is split, per spatial dim, into s output phases r (outputs o = r + s*t). Within one phase
