@@ -706,6 +706,31 @@ int32_t dmlpy_winograd_conv(const dmlpy_wino_problem* p, unsigned threadCount) {
     wp.nqc = (wp.Q + wp.qb - 1) / wp.qb;
     wp.nocb = (p->Cout_g + WINO_MR - 1) / WINO_MR;
     wp.cout_pad = wp.nocb * WINO_MR;
+    if (!dmlpy_mul_u64(p->N, p->G, &items) || !dmlpy_mul_u64(items, wp.nqc, &items)) return -1;
+    /* work units (~1/16 ns) of the whole call, every phase: the element GEMMs at ~16 multiply-adds per unit,
+     * transforms and stores */
+    if (!dmlpy_mul_u64(items, wp.qb * WINO_E, &macs) || !dmlpy_mul_u64(macs, p->nph, &macs) ||
+        !dmlpy_mul_u64(macs, p->Cin_g, &work) || !dmlpy_mul_u64(work, wp.cout_pad, &work)) {
+        work = UINT64_MAX;
+    } else {
+        uint64_t transforms;
+        work /= 16;
+        if (!dmlpy_mul_u64(macs, (p->Cin_g + p->Cout_g) / 2 + 1, &transforms) || !dmlpy_add_u64(work, transforms, &work)) {
+            work = UINT64_MAX;
+        }
+    }
+    limit = threadCount ? threadCount : dmlpy_online_cpus();
+    threads = dmlpy_choose_threads(work, items, threadCount); /* nph x items in all; the first phase's bound it */
+    if (threads > limit) threads = limit;
+    if (threads > 256) threads = 256;
+    /* The phases run one after another, each split over the threads: smaller items (down to WINO_NR tiles)
+     * when a phase's items would not divide among them (3 items on 2 threads take as long as 4). */
+    for (t = 0; t < 8 && threads > 1 && wp.qb > WINO_NR && items % threads != 0; ++t) {
+        const uint64_t tiles = (wp.Q + wp.nqc) / (wp.nqc + 1); /* ceil(Q / (nqc + 1)) */
+        wp.qb = (tiles + WINO_NR - 1) / WINO_NR * WINO_NR;
+        wp.nqc = (wp.Q + wp.qb - 1) / wp.qb;
+        items = p->N * p->G * wp.nqc; /* at most the product above */
+    }
     wp.rows_max = (wp.qb - 1) / wp.tpr + 3; /* tile rows an item touches, + 1 plane row */
     /* sizes in floats, overflow-checked against the cap */
     if (!dmlpy_mul_u64(wp.rows_max, wp.Lw, &wp.plane_stride) ||
@@ -730,24 +755,6 @@ int32_t dmlpy_winograd_conv(const dmlpy_wino_problem* p, unsigned threadCount) {
     per_worker = (per_worker + 15) & ~(uint64_t)15;
     wp.worker_floats = per_worker;
 
-    if (!dmlpy_mul_u64(p->N, p->G, &items) || !dmlpy_mul_u64(items, wp.nqc, &items)) {
-        return -1;
-    }
-    /* work units (~1/16 ns): the element GEMMs at ~16 multiply-adds per unit, transforms and stores */
-    if (!dmlpy_mul_u64(items, wp.qb * WINO_E, &macs) || !dmlpy_mul_u64(macs, p->Cin_g, &work) ||
-        !dmlpy_mul_u64(work, wp.cout_pad, &work)) {
-        work = UINT64_MAX;
-    } else {
-        uint64_t transforms;
-        work /= 16;
-        if (!dmlpy_mul_u64(macs, (p->Cin_g + p->Cout_g) / 2 + 1, &transforms) || !dmlpy_add_u64(work, transforms, &work)) {
-            work = UINT64_MAX;
-        }
-    }
-    limit = threadCount ? threadCount : dmlpy_online_cpus();
-    threads = dmlpy_choose_threads(work, items, threadCount);
-    if (threads > limit) threads = limit;
-    if (threads > 256) threads = 256;
 
     if (!dmlpy_mul_u64(per_worker, threads, &bytes) || !dmlpy_add_u64(bytes, u_floats, &bytes) ||
         bytes > WINO_SCRATCH_CAP / sizeof(float)) {
