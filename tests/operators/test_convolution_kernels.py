@@ -916,10 +916,13 @@ def test_the_phase_winograd_cases_meet_the_native_selection_thresholds() -> None
         assert per_phase[0] * per_phase[1] >= limit["MIN_OUT"], name
 
 
-def test_phase_winograd_results_do_not_depend_on_the_thread_count(rng: np.random.Generator) -> None:
-    x = rng.uniform(-1, 1, (2, 32, 17, 15)).astype(np.float32)
-    w = rng.uniform(-1, 1, (32, 24, 4, 4)).astype(np.float32)
-    b = rng.uniform(-1, 1, (1, 24, 1, 1)).astype(np.float32)
+@pytest.mark.parametrize(("x_sizes", "cout"), [((2, 32, 17, 15), 24), ((1, 256, 12, 12), 128)], ids=["all-phases-at-once", "phase-by-phase-on-1-thread"])
+def test_phase_winograd_results_do_not_depend_on_the_thread_count(rng: np.random.Generator, x_sizes: tuple[int, ...], cout: int) -> None:
+    """On one thread, a U of every phase larger than L2 (256 -> 128 channels: 8 MB) is made and used phase by
+    phase; on two, all at once: the same sums either way."""
+    x = rng.uniform(-1, 1, x_sizes).astype(np.float32)
+    w = rng.uniform(-1, 1, (x_sizes[1], cout, 4, 4)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, cout, 1, 1)).astype(np.float32)
     out = dmlpy.convolution_output_sizes(x.shape, w.shape, (2, 2), (1, 1), (1, 1), (1, 1), None, 1, BACKWARD)
     desc = conv_desc(x.shape, w.shape, out, direction=BACKWARD, strides=(2, 2), start=(1, 1), end=(1, 1), bias=True)
     np.testing.assert_array_equal(run_conv(desc, native_device(threads=1), x, w, b), run_conv(desc, native_device(threads=2), x, w, b))
