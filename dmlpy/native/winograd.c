@@ -221,8 +221,6 @@ CONV_INLINE void wino_filter_transform(const dmlpy_wino_problem* p, const dmlpy_
  * prefetched (consecutive ic are a page or more apart in BACKWARD filters). */
 CONV_INLINE void wino_filter_item(const wino_plan* wp, uint64_t item, unsigned worker, unsigned m) {
     const dmlpy_wino_problem* p = wp->p;
-    const unsigned R = 5 - m;
-    const uint64_t estride = wp->u_es;
     const unsigned f = wp->all ? (unsigned)(item / (p->G * wp->nocb)) : wp->f;
     const uint64_t g = item % (p->G * wp->nocb) / wp->nocb, ocb = item % wp->nocb;
     const unsigned rows = (unsigned)(p->Cout_g - ocb * WINO_MR < WINO_MR ? p->Cout_g - ocb * WINO_MR : WINO_MR);
@@ -526,7 +524,7 @@ CONV_INLINE __mmask16 wino_pack_channel(const wino_plan* wp, const wino_item* it
 CONV_INLINE __mmask16 wino_input_stage(const wino_plan* wp, const wino_item* it, float* planes, float* V, unsigned m) {
     const dmlpy_wino_problem* p = wp->p;
     const uint64_t set = m * wp->plane_stride;
-    uint64_t ic, v, e;
+    uint64_t ic, v;
     __mmask16 nonfinite = wino_pack_channel(wp, it, 0, planes, m);
     for (ic = 0; ic < p->Cin_g; ++ic) {
         const float* cur = planes + (ic & 1) * set;
@@ -769,7 +767,10 @@ int32_t dmlpy_winograd_conv(const dmlpy_wino_problem* p, unsigned threadCount) {
      * threads one pass over all items is faster (~5-25%): fewer wake-ups, and the phases' items balance. */
     wp.all = threads > 1 || p->nph == 1 || u_floats * p->nph <= WINO_U_ALL_FLOATS;
     wp.items = items;
-    if (!dmlpy_mul_u64(items, p->nph, &bytes) || !dmlpy_mul_u64(p->G * wp.nocb, p->nph, &bytes)) return -1;
+    {
+        uint64_t all_items, all_filter_items; /* the parallel_for counts below must not wrap */
+        if (!dmlpy_mul_u64(items, p->nph, &all_items) || !dmlpy_mul_u64(p->G * wp.nocb, p->nph, &all_filter_items)) return -1;
+    }
     if (wp.all && !dmlpy_mul_u64(u_floats, p->nph, &u_floats)) return -1;
     if (!dmlpy_mul_u64(per_worker, threads, &bytes) || !dmlpy_add_u64(bytes, u_floats, &bytes) ||
         bytes > WINO_SCRATCH_CAP / sizeof(float)) {

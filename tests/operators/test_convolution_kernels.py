@@ -840,6 +840,16 @@ WINOGRAD_CASES = {
 }
 
 
+def winograd_thresholds() -> dict[str, int]:
+    """WINO_MIN_CIN, WINO_MIN_COUT and WINO_MIN_OUT as winograd.c defines them (skips without the sources)."""
+    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "winograd.c")
+    if not os.path.exists(path):
+        pytest.skip("the native sources are not installed with this dmlpy")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    return {name: int(re.search(rf"#define WINO_{name} (\d+)", source).group(1)) for name in ("MIN_CIN", "MIN_COUT", "MIN_OUT")}  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("case", list(WINOGRAD_CASES.values()), ids=list(WINOGRAD_CASES))
 def test_winograd_sized_convolutions_match_the_oracles(backend: str, case: ConvCase) -> None:
     check_case(backend, case)
@@ -847,12 +857,7 @@ def test_winograd_sized_convolutions_match_the_oracles(backend: str, case: ConvC
 
 def test_the_winograd_cases_meet_the_native_selection_thresholds() -> None:
     """The cases above only test the Winograd path while they are inside what winograd.c selects."""
-    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "winograd.c")
-    if not os.path.exists(path):
-        pytest.skip("the native sources are not installed with this dmlpy")
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    limit = {name: int(re.search(rf"#define WINO_{name} (\d+)", source).group(1)) for name in ("MIN_CIN", "MIN_COUT", "MIN_OUT")}  # type: ignore[union-attr]
+    limit = winograd_thresholds()
     for name, case in WINOGRAD_CASES.items():
         groups, out = case.groups, case.out_sizes
         cin_g = case.in_sizes[1] // groups
@@ -901,12 +906,7 @@ def test_strided_backward_winograd_sized_convolutions_match_the_oracles(backend:
 
 def test_the_phase_winograd_cases_meet_the_native_selection_thresholds() -> None:
     """Filter = 2 x stride with dilation 1 gives every output phase exactly two taps at consecutive inputs."""
-    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "winograd.c")
-    if not os.path.exists(path):
-        pytest.skip("the native sources are not installed with this dmlpy")
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    limit = {name: int(re.search(rf"#define WINO_{name} (\d+)", source).group(1)) for name in ("MIN_CIN", "MIN_COUT", "MIN_OUT")}  # type: ignore[union-attr]
+    limit = winograd_thresholds()
     for name, case in PHASE_WINOGRAD_CASES.items():
         assert case.direction == int(BACKWARD) and case.dilations == (1, 1), name
         assert all(k == 2 * s for k, s in zip(case.filter_sizes[2:], case.strides, strict=True)), name
