@@ -443,7 +443,7 @@ def _safe(name: str) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from dmlpy.interop.dxdispatch import graph_model, operator_models, write_model  # noqa: PLC0415
+    from dmlpy.interop.dxdispatch import graph_model, operator_models, parse_json, write_model  # noqa: PLC0415
 
     path = _existing(args.model)
     kind = _model_kind(path)
@@ -455,15 +455,17 @@ def _export(args: argparse.Namespace) -> int:
             imported, inputs = _onnx_import(args, path, progress)
             missing = [n for n in imported.program.input_names if n not in inputs]
             inputs.update(_weights(imported, missing))
-            graph = graph_model(imported, inputs, output_command=args.output_command)
+            graph, base_dir = graph_model(imported, inputs, output_command=args.output_command), None
         else:
-            graph = json.loads(path.read_text(encoding="utf-8")) if _read_json_model(path) else None
+            _read_json_model(path)  # what DxDispatch would not parse stops here, with its reason
+            graph, base_dir = parse_json(path.read_text(encoding="utf-8"), str(path)), path.parent
         progress(2, 3, "running the graph for each operator's inputs")
-        per_operator = operator_models(graph, device=dmlpy.create_device(args.feature_level, backend=args.backend), output_command=args.output_command)
+        device = dmlpy.create_device(args.feature_level, backend=args.backend)
+        per_operator = operator_models(graph, device=device, output_command=args.output_command, base_dir=base_dir)
     except DmlError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INVALID
-    written = [write_model(graph, out_dir / "graph.json")]
+    written = [write_model(graph, out_dir / "graph.json", base_dir=base_dir)]
     written += [write_model(m, out_dir / f"{_safe(name)}.json") for name, m in per_operator.items()]
     progress(3, 3, f"wrote {len(written)} files")
     for target in written:

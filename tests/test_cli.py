@@ -615,3 +615,21 @@ def test_unwritable_output_path_is_one_line_on_stderr_and_exit_2(tmp_path: Path,
     done = run_process(*[a.format(model=model, blocked=tmp_path / "blocked") for a in argv], cwd=ROOT)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("dmlpy: error: ") and "blocked" in done.stderr
+
+
+def test_export_of_a_model_with_weights_in_files_writes_a_whole_model_from_any_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.arange(64 * 64, dtype=np.float32)  # 16 KiB: write_model puts them in a .npy file
+    model = variant(InputTensor={"DataType": "FLOAT32", "Sizes": [1, 1, 64, 64]}, OutputTensor={"DataType": "FLOAT32", "Sizes": [1, 1, 32, 32]},
+                    **{"resources/x/initialValues": x.tolist(), "resources/y/initialValues/valueCount": 32 * 32})  # fmt: skip
+    source = tmp_path / "models" / "big.json"
+    source.parent.mkdir()
+    write_model(model, source)
+    assert (tmp_path / "models" / "big_x.npy").is_file()
+    monkeypatch.chdir(tmp_path)  # not the model's directory: its sourcePath is relative to the model
+    code, out, _ = run_cli(capsys, "export-dxdispatch", str(source), str(tmp_path / "out"), "--quiet")
+    assert code == 0
+    shutil.rmtree(tmp_path / "models")  # the exported models must not lean on the originals
+    expected = x.reshape(32, 2, 32, 2).mean(axis=(1, 3)).reshape(-1)  # 2x2 windows, stride 2
+    for file in [Path(line) for line in out.splitlines()]:
+        assert cli.main(["run", str(file), "--output-dir", str(tmp_path / "results" / file.stem), "--quiet"]) == 0
+        np.testing.assert_allclose(np.load(tmp_path / "results" / file.stem / "y.npy").reshape(-1), expected, rtol=1e-6)

@@ -51,6 +51,7 @@ import enum
 import json
 import math
 import re
+import shutil
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -616,14 +617,17 @@ def graph_model(
     return {"resources": resources, "dispatchables": dispatchables, "commands": commands}
 
 
-def operator_models(model: Mapping[str, Any], *, device: Any = None, output_command: str = "print") -> dict[str, dict[str, Any]]:
+def operator_models(
+    model: Mapping[str, Any], *, device: Any = None, output_command: str = "print", base_dir: str | Path | None = None
+) -> dict[str, dict[str, Any]]:
     """Split a model into one self-contained model per dispatch command, keyed by dispatchable name.
 
     The model is run once in dmlpy, so each operator's model starts from the values its input
     resources held right before that dispatch (the node's real inputs in a graph); its outputs
-    start at zero. A dispatchable dispatched several times keeps its first dispatch.
+    start at zero. A dispatchable dispatched several times keeps its first dispatch. ``base_dir``
+    is where the model's relative ``sourcePath`` files are (the directory it was read from).
     """
-    parsed = read_model(model)
+    parsed = read_model(model, base_dir=base_dir)
     snapshots: dict[str, dict[str, np.ndarray]] = {}
     first: dict[str, dict[str, Any]] = {}
 
@@ -666,40 +670,57 @@ def _source_names(source: Any) -> list[str]:
     return [item if isinstance(item, str) else item["name"] for item in items]
 
 
-def write_model(model: Mapping[str, Any], path: str | Path, *, inline_limit: int = INLINE_LIMIT) -> Path:
+def write_model(model: Mapping[str, Any], path: str | Path, *, inline_limit: int = INLINE_LIMIT, base_dir: str | Path | None = None) -> Path:
     """Write ``model`` as indented JSON (strict JSON: no NaN literals) and return the path.
 
     A resource whose inline ``initialValues`` hold more than ``inline_limit`` bytes is written
     as ``<path stem>_<resource>.npy`` beside the JSON and referenced by ``sourcePath`` (relative,
-    as DxDispatch resolves it against the model's directory). ``model`` itself is not changed.
+    as DxDispatch resolves it against the model's directory). With ``base_dir`` (the directory
+    a model read from a file came from), relative ``sourcePath`` files found there are copied
+    beside the JSON the same way, so the written model is whole. ``model`` itself is not changed.
     """
     path = Path(path)
     resources = model.get("resources")
     if isinstance(resources, Mapping):
         taken: set[str] = set()
-        external = {name: _external(entry, name, path, inline_limit, taken) for name, entry in resources.items()}
+        external = {name: _external(entry, name, path, inline_limit, taken, base_dir) for name, entry in resources.items()}
         model = {**model, "resources": external}
     path.write_text(json.dumps(model, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return path
 
 
-def _external(entry: Any, name: str, path: Path, inline_limit: int, taken: set[str]) -> Any:
-    """The resource entry to write: unchanged, or with its large inline values moved to a .npy file."""
-    if not isinstance(entry, Mapping) or not isinstance(entry.get("initialValues"), list):
+def _file_name(path: Path, name: str, suffix: str, taken: set[str]) -> str:
+    stem = f"{path.stem}_{_file_stem(name)}"
+    file_name, k = f"{stem}{suffix}", 1
+    while file_name in taken:
+        k += 1
+        file_name = f"{stem}_{k}{suffix}"
+    taken.add(file_name)
+    return file_name
+
+
+def _external(entry: Any, name: str, path: Path, inline_limit: int, taken: set[str], base_dir: str | Path | None) -> Any:
+    """The resource entry to write: unchanged, or with its values in a file beside ``path``."""
+    if not isinstance(entry, Mapping):
+        return entry
+    values = entry.get("initialValues")
+    if isinstance(values, Mapping) and isinstance(values.get("sourcePath"), str) and base_dir is not None:
+        source = _resolve(Path(base_dir), values["sourcePath"])
+        if not source.is_file() or source.resolve() == _resolve(path.parent, values["sourcePath"]).resolve():
+            return entry  # missing (the reader will say so) or already where the new model finds it
+        file_name = _file_name(path, name, source.suffix, taken)
+        shutil.copyfile(source, path.parent / file_name)
+        return {**entry, "initialValues": {**values, "sourcePath": file_name}}
+    if not isinstance(values, list):
         return entry
     data_type = parse_enum(entry.get("initialValuesDataType", "UNKNOWN"), DML_TENSOR_DATA_TYPE, f"resources.{name}.initialValuesDataType")
     if data_type == DML_TENSOR_DATA_TYPE.UNKNOWN:
         return entry  # a typed list mixes element types; no .npy can hold it
-    values = _typed_list(entry["initialValues"], data_type, f"resources.{name}.initialValues")
-    if values.nbytes <= inline_limit:
+    array = _typed_list(values, data_type, f"resources.{name}.initialValues")
+    if array.nbytes <= inline_limit:
         return entry
-    stem = f"{path.stem}_{_file_stem(name)}"
-    file_name, k = f"{stem}.npy", 1
-    while file_name in taken:
-        k += 1
-        file_name = f"{stem}_{k}.npy"
-    taken.add(file_name)
-    np.save(path.parent / file_name, values, allow_pickle=False)
+    file_name = _file_name(path, name, ".npy", taken)
+    np.save(path.parent / file_name, array, allow_pickle=False)
     return {**entry, "initialValues": {"sourcePath": file_name}}
 
 
