@@ -12,7 +12,7 @@ Commands::
     dmlpy info                                   version, backend, operators, feature levels
     dmlpy rules [--markdown]                     every validation rule id
 
-``MODEL.json`` is a DxDispatch model (reference section 6); ``MODEL.onnx`` goes through
+``MODEL.json`` is a DxDispatch model (https://github.com/microsoft/DirectML/blob/master/DxDispatch/doc/Guide.md); ``MODEL.onnx`` goes through
 ``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok, 1 validation errors (or a model
 DirectML would reject), 2 usage errors (bad arguments, unreadable inputs, output paths that
 cannot be written: one line on stderr). Findings and progress go where scripts expect them:
