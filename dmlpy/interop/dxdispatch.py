@@ -290,7 +290,11 @@ def resource(data_type: DML_TENSOR_DATA_TYPE | int, values: Any = None, *, size_
     data_type = DML_TENSOR_DATA_TYPE(data_type)
     entry: dict[str, Any] = {"initialValuesDataType": enum_json(data_type, "initialValuesDataType")}
     if values is not None:
-        flat = np.asarray(values, dtype=numpy_dtype(data_type)).reshape(-1)
+        try:
+            flat = np.asarray(values, dtype=numpy_dtype(data_type)).reshape(-1)
+        except OverflowError:
+            msg = f"a value does not fit {data_type.name} ({np.iinfo(numpy_dtype(data_type)).min} to {np.iinfo(numpy_dtype(data_type)).max}), so no DxDispatch resource can hold it"
+            raise ValueError(msg) from None
         if flat.size == 0:
             msg = "a resource's initialValues must not be empty"
             raise ValueError(msg)

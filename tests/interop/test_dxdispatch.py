@@ -652,6 +652,19 @@ def test_integer_initial_value_beyond_its_type_is_a_format_error_naming_the_type
         dx._initial_values({"initialValuesDataType": data_type, "initialValues": [0, value]}, "resources.r", None)
 
 
+@pytest.mark.parametrize(
+    ("data_type", "value"),
+    [
+        pytest.param("UINT64", 2**64, id="2**64 cannot be written as UINT64"),
+        pytest.param("UINT64", -1, id="-1 cannot be written as UINT64"),
+        pytest.param("UINT8", 300, id="300 cannot be written as UINT8"),
+    ],
+)
+def test_resource_value_beyond_its_type_cannot_be_written(data_type: str, value: int) -> None:
+    with pytest.raises(ValueError, match=f"does not fit {data_type}"):
+        dx.resource(dmlpy.DML_TENSOR_DATA_TYPE[data_type], [0, value])
+
+
 def test_float_initial_value_that_no_double_holds_exactly_is_refused_as_rapidjson_does() -> None:
     # rapidjson keeps 2**63 + 1 as an integer, and takes an integer as a float only when lossless
     with pytest.raises(DxDispatchFormatError, match="no double holds exactly"):
