@@ -731,9 +731,10 @@ def _external(entry: Any, name: str, path: Path, inline_limit: int, taken: set[s
 # ---------------------------------------------------------------------------------------
 # Reading JSON as DxDispatch's rapidjson settings do
 
-# A string, a comment, or a comma whose next significant character closes the container.
+# A string or a comment (so comment markers inside strings stay text).
 _STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
-_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|([\[{,]\s*),(\s*[\]}])|,(\s*[\]}])')
+# A string, or a comma whose next significant character closes its container.
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=\s*[\]}])')
 
 
 def _blank_comment(match: re.Match[str]) -> str:
@@ -744,9 +745,13 @@ def _blank_comment(match: re.Match[str]) -> str:
 
 
 def _drop_trailing_comma(match: re.Match[str]) -> str:
-    if match.group(0).startswith('"') or match.group(1) is not None:
-        return match.group(0)  # a string, or "[," / ",," which rapidjson refuses: leave it for json to refuse
-    return " " + match.group(3)
+    if match.group(0) != ",":
+        return match.group(0)
+    text, i = match.string, match.start() - 1
+    while i >= 0 and text[i] in " \t\r\n":
+        i -= 1
+    # after "[", "{" or another comma there is no value to trail: leave it for json to refuse, as rapidjson does
+    return match.group(0) if i < 0 or text[i] in "[{," else " "
 
 
 def _first_member_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -754,14 +759,6 @@ def _first_member_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         members.setdefault(key, value)  # rapidjson's FindMember finds the first of duplicate names
     return members
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        msg = f"the number {text} does not fit a double (rapidjson: number too big)"
-        raise ValueError(msg)
-    return value
 
 
 def _no_constant(name: str) -> Any:
@@ -773,13 +770,16 @@ def parse_json(text: str, where: str = "the model") -> Any:
     """The JSON value DxDispatch's parser reads from ``text``.
 
     As its rapidjson flags say: ``//`` and ``/* */`` comments and trailing commas are allowed,
-    and parsing stops after the top-level value. NaN/Infinity literals and numbers too large for
-    a double are refused; of duplicate member names the first counts.
+    and parsing stops after the top-level value. NaN/Infinity literals are refused (numbers too
+    large for a double become inf, which every number field refuses); of duplicate member names
+    the first counts.
     """
-    if "/" in text:
+    if "//" in text or "/*" in text:
         text = _STRING_OR_COMMENT.sub(_blank_comment, text)
-    text = _STRING_OR_TRAILING_COMMA.sub(_drop_trailing_comma, text)
-    decoder = json.JSONDecoder(object_pairs_hook=_first_member_wins, parse_float=_finite_float, parse_constant=_no_constant)
+    if re.search(r",\s*[\]}]", text):  # rare in written models; the pass below is slow on large ones
+        text = _STRING_OR_TRAILING_COMMA.sub(_drop_trailing_comma, text)
+    # a number too big for a double parses as inf here; _expect_float refuses it where a number is read
+    decoder = json.JSONDecoder(object_pairs_hook=_first_member_wins, parse_constant=_no_constant)
     start = len(text) - len(text.lstrip(" \t\r\n"))
     try:
         value, _ = decoder.raw_decode(text, start)
@@ -812,8 +812,10 @@ def _expect_float(value: Any, where: str) -> float:
     try:
         as_double = float(value)
     except OverflowError:
-        msg = f"{where}: {value} does not fit a double"
-        raise DxDispatchFormatError(msg) from None
+        as_double = math.inf
+    if math.isinf(as_double):  # JSON has no infinity: a number this large, which rapidjson refuses
+        msg = f"{where}: {value} does not fit a double; write infinity as 'inf' or '-inf'"
+        raise DxDispatchFormatError(msg)
     if isinstance(value, int) and -(2**63) <= value < 2**64 and as_double != value:
         # rapidjson holds this as a 64-bit integer and takes it as a float only if a double holds it exactly
         msg = f"{where}: {value} is an integer no double holds exactly; write it as a decimal number"
