@@ -12,20 +12,25 @@ Commands::
     dmlpy info                                   version, backend, operators, feature levels
     dmlpy rules [--markdown]                     every validation rule id
 
-``MODEL.json`` is a DxDispatch model (reference section 6); ``MODEL.onnx`` goes through
+``MODEL.json`` is a DxDispatch model (https://github.com/microsoft/DirectML/blob/master/DxDispatch/doc/Guide.md); ``MODEL.onnx`` goes through
 ``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok, 1 validation errors (or a model
-DirectML would reject), 2 usage errors (bad arguments, unreadable files). Findings and progress
-go where scripts expect them: results on stdout, progress and errors on stderr.
+DirectML would reject), 2 usage errors (bad arguments, unreadable inputs, output paths that
+cannot be written: one line on stderr). Findings and progress go where scripts expect them:
+results on stdout, progress and errors on stderr. ``run``, ``export-dxdispatch`` and ``emit-cpp``
+print the warnings (portability risks) DirectML's rules raise on the way as ``validate`` prints
+findings, once each, on stderr; ``--quiet`` silences them and the progress.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,7 +40,7 @@ import dmlpy  # noqa: F401 - importing the package registers every operator fami
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
 from dmlpy.backends import native_available, native_status
 from dmlpy.enums import DML_FEATURE_LEVEL, c_name
-from dmlpy.errors import DmlError, Finding, Severity
+from dmlpy.errors import DmlError, DmlWarning, Finding, Severity
 from dmlpy.interop.dxdispatch import DxDispatchFormatError
 from dmlpy.rules import REGISTRY, Rule
 from dmlpy.support import OPERATORS
@@ -229,6 +234,38 @@ def _print_findings(findings: Sequence[tuple[str, Finding]], stream: Any = None)
         print(f"{finding.severity.value:7} {finding.rule} {prefix}{finding.path}: {finding.message}", file=stream)
 
 
+@contextlib.contextmanager
+def _reported_warnings(quiet: bool) -> Iterator[None]:
+    """DmlWarnings raised inside, printed on stderr as ``validate`` prints findings, once each.
+
+    The same finding reached twice (a graph compiled, then each of its operators) is one line;
+    ``quiet`` prints none. Warnings of other kinds are shown as Python shows them.
+    """
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always", DmlWarning)  # every one reaches the list; duplicates go below
+            caught = recorded
+            yield
+    finally:
+        findings: dict[tuple[str, str, str], Finding] = {}
+        for item in caught:
+            if isinstance(item.message, DmlWarning):
+                finding = item.message.finding
+                findings.setdefault((finding.rule, finding.path, finding.message), finding)
+            else:
+                warnings.showwarning(item.message, item.category, item.filename, item.lineno, item.file, item.line)
+        if findings and not quiet:
+            _print_findings([("", f) for f in findings.values()], sys.stderr)
+
+
+def _os_error(error: OSError) -> str:
+    """One line for a file the command could not read or write."""
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
 def _summary(findings: Sequence[Finding]) -> str:
     errors = sum(f.severity is Severity.ERROR for f in findings)
     warnings = len(findings) - errors
@@ -406,27 +443,29 @@ def _safe(name: str) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from dmlpy.interop.dxdispatch import graph_model, operator_models, write_model  # noqa: PLC0415
+    from dmlpy.interop.dxdispatch import graph_model, operator_models, parse_json, write_model  # noqa: PLC0415
 
     path = _existing(args.model)
     kind = _model_kind(path)
     out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)  # an unwritable OUT_DIR fails before the work, not after
     progress = _progress(args)
     try:
         if kind == "onnx":
             imported, inputs = _onnx_import(args, path, progress)
             missing = [n for n in imported.program.input_names if n not in inputs]
             inputs.update(_weights(imported, missing))
-            graph = graph_model(imported, inputs, output_command=args.output_command)
+            graph, base_dir = graph_model(imported, inputs, output_command=args.output_command), None
         else:
-            graph = json.loads(path.read_text(encoding="utf-8")) if _read_json_model(path) else None
+            _read_json_model(path)  # what DxDispatch would not parse stops here, with its reason
+            graph, base_dir = parse_json(path.read_text(encoding="utf-8"), str(path)), path.parent
         progress(2, 3, "running the graph for each operator's inputs")
-        per_operator = operator_models(graph, device=dmlpy.create_device(args.feature_level, backend=args.backend), output_command=args.output_command)
+        device = dmlpy.create_device(args.feature_level, backend=args.backend)
+        per_operator = operator_models(graph, device=device, output_command=args.output_command, base_dir=base_dir)
     except DmlError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INVALID
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = [write_model(graph, out_dir / "graph.json")]
+    written = [write_model(graph, out_dir / "graph.json", base_dir=base_dir)]
     written += [write_model(m, out_dir / f"{_safe(name)}.json") for name, m in per_operator.items()]
     progress(3, 3, f"wrote {len(written)} files")
     for target in written:
@@ -541,7 +580,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--seed", type=int, default=0, help="seed for --fill random (default 0)")
         sub.add_argument("--backend", choices=("auto", "native", "numpy"), default="auto", help="the kernels to run on (default: native when built)")
         sub.add_argument("--progress", action="store_true", help="always show progress on stderr (default: only for runs longer than a second)")
-        sub.add_argument("--quiet", action="store_true", help="never show progress")
+        sub.add_argument("--quiet", action="store_true", help="never show progress or warnings")
+        sub.set_defaults(reports_warnings=True)
 
     validate = model_command("validate", "report every finding for a model; exit 1 if any is an error", _validate)
     validate.add_argument("--json", action="store_true", help="print the findings as a JSON list of objects (rule, severity, path, expected, actual, message)")
@@ -561,6 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     emit = model_command("emit-cpp", "print C++ that builds the model's descs against DirectML.h", _emit_cpp)
     emit.add_argument("-o", "--output", metavar="OUT.h", help="write the header here instead of stdout")
     emit.add_argument("--prefix", default="dmlpy", help="prefix of the generated function names (default: dmlpy)")
+    emit.add_argument("--quiet", action="store_true", help="never show warnings")
+    emit.set_defaults(reports_warnings=True)
 
     calc = commands.add_parser("calc-size", help="DMLCalcBufferTensorSize: the bytes a tensor's buffer needs")
     calc.add_argument("dtype", metavar="DTYPE", help="FLOAT32, FLOAT16, UINT8, ... (or DML_TENSOR_DATA_TYPE_FLOAT32)")
@@ -582,7 +624,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (0 ok, 1 validation errors, 2 usage errors)."""
     try:
         args = build_parser().parse_args(argv)
-        return int(args.handler(args))
+        if not getattr(args, "reports_warnings", False):
+            return int(args.handler(args))
+        with _reported_warnings(args.quiet):
+            return int(args.handler(args))
     except UsageError as error:
         print(f"dmlpy: error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -593,6 +638,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0) if isinstance(done.code, int) or done.code is None else EXIT_USAGE
     except BrokenPipeError:  # `dmlpy run ... | head`
         return EXIT_OK
+    except OSError as error:  # an output path that cannot be written (inputs are checked as usage errors)
+        print(f"dmlpy: error: {_os_error(error)}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

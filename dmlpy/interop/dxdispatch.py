@@ -1,6 +1,6 @@
 """DxDispatch JSON models: write what dmlpy validated so Windows can run it unchanged, and read them back.
 
-A model (reference section 6) has ``resources`` (buffers with initial values),
+A model (https://github.com/microsoft/DirectML/blob/master/DxDispatch/doc/Guide.md) has ``resources`` (buffers with initial values),
 ``dispatchables`` (DML operators with their desc in C field names) and ``commands``
 (``dispatch``, ``print``, ``writeFile``). ``dxdispatch -d model.json`` on Windows runs it under
 the real DirectML debug layer.
@@ -24,10 +24,21 @@ enums by their suffix (``"FLOAT32"``, ``"CROSS_CORRELATION"``), BOOL fields as J
 (``{"Type": "ACTIVATION_LEAKY_RELU", "Alpha": 0.1}``) with its tensors left out (DxDispatch forces
 them to NULL).
 
-Reading (``read_model``) is as strict as DxDispatch: every field that is not optional is
-required, field names are case-sensitive, BOOL fields must be JSON booleans and integer fields
-JSON integers. It is stricter in one way: members that are not fields of the struct are errors
-(DxDispatch ignores them, so ``"inputTensor"`` would surface there as a missing ``InputTensor``).
+Files: ``write_model`` writes initial values larger than ``INLINE_LIMIT`` bytes (4 KiB) as
+``<model stem>_<resource>.npy`` next to the JSON, referenced by ``{"sourcePath": ...}``, which
+DxDispatch resolves against the model's directory; smaller values stay inline (a 2.6 MB ONNX
+model's weights would otherwise become tens of MB of JSON). No ``$schema`` member is written:
+DxDispatch ignores it, and the schema it would name (``_schema.json``) is not dmlpy's to ship.
+
+Reading (``read_model``) parses the text as DxDispatch does (rapidjson with comments, trailing
+commas and full-precision numbers; text after the top-level value is ignored; NaN literals and
+numbers beyond a double are refused) and is as strict as DxDispatch: every field that is not
+optional is required, member names are case-sensitive (``"type"``, never ``"Type"``, names a
+dispatchable's kind), BOOL fields must be JSON booleans and integer fields JSON integers within
+their C type (UINT64 up to 2**64 - 1). It is stricter in one way: members that are not fields of
+the struct are errors (DxDispatch ignores them, so ``"inputTensor"`` would surface there as a
+missing ``InputTensor``). ``sourcePath`` files are read as DxDispatch reads them: ``.npy`` typed
+by its header (Fortran order refused), anything else as raw bytes of ``initialValuesDataType``.
 ``run_model`` executes the commands on a dmlpy device; ``check_model`` returns every finding
 without executing anything.
 """
@@ -40,6 +51,7 @@ import enum
 import json
 import math
 import re
+import shutil
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,7 +75,7 @@ from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, operator_
 from dmlpy.structs import FieldError, Kind, kind_of, normalized
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, calc_buffer_tensor_size, numpy_dtype
 
-SCHEMA = "./_schema.json"
+INLINE_LIMIT = 4096  # bytes of initial values write_model keeps inline; larger ones go to .npy files
 
 FORMAT = rule(
     "DXDISPATCH.FORMAT",
@@ -278,7 +290,11 @@ def resource(data_type: DML_TENSOR_DATA_TYPE | int, values: Any = None, *, size_
     data_type = DML_TENSOR_DATA_TYPE(data_type)
     entry: dict[str, Any] = {"initialValuesDataType": enum_json(data_type, "initialValuesDataType")}
     if values is not None:
-        flat = np.asarray(values, dtype=numpy_dtype(data_type)).reshape(-1)
+        try:
+            flat = np.asarray(values, dtype=numpy_dtype(data_type)).reshape(-1)
+        except OverflowError:
+            msg = f"a value does not fit {data_type.name} ({np.iinfo(numpy_dtype(data_type)).min} to {np.iinfo(numpy_dtype(data_type)).max}), so no DxDispatch resource can hold it"
+            raise ValueError(msg) from None
         if flat.size == 0:
             msg = "a resource's initialValues must not be empty"
             raise ValueError(msg)
@@ -386,7 +402,7 @@ def operator_model(
     dispatchable = operator_dispatchable(wrapped, init_bindings=init_bindings, execution_flags=execution_flags, compile_type=compile_type)
     commands: list[dict[str, Any]] = [{"type": "dispatch", "dispatchable": name, "bindings": dispatch_bindings}]
     commands += [_output_command(output_command, slot) for slot in outputs]
-    return {"$schema": SCHEMA, "resources": resources, "dispatchables": {name: dispatchable}, "commands": commands}
+    return {"resources": resources, "dispatchables": {name: dispatchable}, "commands": commands}
 
 
 # ---------------------------------------------------------------------------------------
@@ -602,17 +618,20 @@ def graph_model(
     for g in range(len(out_names)):
         if output_resource[g] in resources:
             commands.append(_output_command(output_command, output_resource[g]))
-    return {"$schema": SCHEMA, "resources": resources, "dispatchables": dispatchables, "commands": commands}
+    return {"resources": resources, "dispatchables": dispatchables, "commands": commands}
 
 
-def operator_models(model: Mapping[str, Any], *, device: Any = None, output_command: str = "print") -> dict[str, dict[str, Any]]:
+def operator_models(
+    model: Mapping[str, Any], *, device: Any = None, output_command: str = "print", base_dir: str | Path | None = None
+) -> dict[str, dict[str, Any]]:
     """Split a model into one self-contained model per dispatch command, keyed by dispatchable name.
 
     The model is run once in dmlpy, so each operator's model starts from the values its input
     resources held right before that dispatch (the node's real inputs in a graph); its outputs
-    start at zero. A dispatchable dispatched several times keeps its first dispatch.
+    start at zero. A dispatchable dispatched several times keeps its first dispatch. ``base_dir``
+    is where the model's relative ``sourcePath`` files are (the directory it was read from).
     """
-    parsed = read_model(model)
+    parsed = read_model(model, base_dir=base_dir)
     snapshots: dict[str, dict[str, np.ndarray]] = {}
     first: dict[str, dict[str, Any]] = {}
 
@@ -646,7 +665,7 @@ def operator_models(model: Mapping[str, Any], *, device: Any = None, output_comm
         commands = [copy.deepcopy(command)]
         outputs = [source for slot, source in command.get("bindings", {}).items() if slot in out_names]
         commands += [_output_command(output_command, r) for source in outputs for r in _source_names(source)]
-        out[name] = {"$schema": SCHEMA, "resources": resources, "dispatchables": {name: copy.deepcopy(model["dispatchables"][name])}, "commands": commands}
+        out[name] = {"resources": resources, "dispatchables": {name: copy.deepcopy(model["dispatchables"][name])}, "commands": commands}
     return out
 
 
@@ -655,11 +674,122 @@ def _source_names(source: Any) -> list[str]:
     return [item if isinstance(item, str) else item["name"] for item in items]
 
 
-def write_model(model: Mapping[str, Any], path: str | Path) -> Path:
-    """Write ``model`` as indented JSON (strict JSON: no NaN literals) and return the path."""
+def write_model(model: Mapping[str, Any], path: str | Path, *, inline_limit: int = INLINE_LIMIT, base_dir: str | Path | None = None) -> Path:
+    """Write ``model`` as indented JSON (strict JSON: no NaN literals) and return the path.
+
+    A resource whose inline ``initialValues`` hold more than ``inline_limit`` bytes is written
+    as ``<path stem>_<resource>.npy`` beside the JSON and referenced by ``sourcePath`` (relative,
+    as DxDispatch resolves it against the model's directory). With ``base_dir`` (the directory
+    a model read from a file came from), relative ``sourcePath`` files found there are copied
+    beside the JSON the same way, so the written model is whole. ``model`` itself is not changed.
+    """
     path = Path(path)
+    resources = model.get("resources")
+    if isinstance(resources, Mapping):
+        taken: set[str] = set()
+        external = {name: _external(entry, name, path, inline_limit, taken, base_dir) for name, entry in resources.items()}
+        model = {**model, "resources": external}
     path.write_text(json.dumps(model, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return path
+
+
+def _file_name(path: Path, name: str, suffix: str, taken: set[str]) -> str:
+    stem = f"{path.stem}_{_file_stem(name)}"
+    file_name, k = f"{stem}{suffix}", 1
+    while file_name in taken:
+        k += 1
+        file_name = f"{stem}_{k}{suffix}"
+    taken.add(file_name)
+    return file_name
+
+
+def _external(entry: Any, name: str, path: Path, inline_limit: int, taken: set[str], base_dir: str | Path | None) -> Any:
+    """The resource entry to write: unchanged, or with its values in a file beside ``path``."""
+    if not isinstance(entry, Mapping):
+        return entry
+    values = entry.get("initialValues")
+    if isinstance(values, Mapping) and isinstance(values.get("sourcePath"), str) and base_dir is not None:
+        source = _resolve(Path(base_dir), values["sourcePath"])
+        if not source.is_file() or source.resolve() == _resolve(path.parent, values["sourcePath"]).resolve():
+            return entry  # missing (the reader will say so) or already where the new model finds it
+        file_name = _file_name(path, name, source.suffix, taken)
+        shutil.copyfile(source, path.parent / file_name)
+        return {**entry, "initialValues": {**values, "sourcePath": file_name}}
+    if not isinstance(values, list):
+        return entry
+    data_type = parse_enum(entry.get("initialValuesDataType", "UNKNOWN"), DML_TENSOR_DATA_TYPE, f"resources.{name}.initialValuesDataType")
+    if data_type == DML_TENSOR_DATA_TYPE.UNKNOWN:
+        return entry  # a typed list mixes element types; no .npy can hold it
+    array = _typed_list(values, data_type, f"resources.{name}.initialValues")
+    if array.nbytes <= inline_limit:
+        return entry
+    file_name = _file_name(path, name, ".npy", taken)
+    np.save(path.parent / file_name, array, allow_pickle=False)
+    return {**entry, "initialValues": {"sourcePath": file_name}}
+
+
+# ---------------------------------------------------------------------------------------
+# Reading JSON as DxDispatch's rapidjson settings do
+
+# A string or a comment (so comment markers inside strings stay text).
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+# A string, or a comma whose next significant character closes its container.
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=\s*[\]}])')
+
+
+def _blank_comment(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if text.startswith('"'):
+        return text
+    return re.sub(r"[^\n]", " ", text)  # same length and lines, so error positions stay true
+
+
+def _drop_trailing_comma(match: re.Match[str]) -> str:
+    if match.group(0) != ",":
+        return match.group(0)
+    text, i = match.string, match.start() - 1
+    while i >= 0 and text[i] in " \t\r\n":
+        i -= 1
+    # after "[", "{" or another comma there is no value to trail: leave it for json to refuse, as rapidjson does
+    return match.group(0) if i < 0 or text[i] in "[{," else " "
+
+
+def _first_member_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members: dict[str, Any] = {}
+    for key, value in pairs:
+        members.setdefault(key, value)  # rapidjson's FindMember finds the first of duplicate names
+    return members
+
+
+def _no_constant(name: str) -> Any:
+    msg = f"{name} is not JSON (write \"nan\", \"inf\" or \"-inf\" as strings)"
+    raise ValueError(msg)
+
+
+def parse_json(text: str, where: str = "the model") -> Any:
+    """The JSON value DxDispatch's parser reads from ``text``.
+
+    As its rapidjson flags say: ``//`` and ``/* */`` comments and trailing commas are allowed,
+    and parsing stops after the top-level value. NaN/Infinity literals are refused (numbers too
+    large for a double become inf, which every number field refuses); of duplicate member names
+    the first counts.
+    """
+    if "//" in text or "/*" in text:
+        text = _STRING_OR_COMMENT.sub(_blank_comment, text)
+    if re.search(r",\s*[\]}]", text):  # rare in written models; the pass below is slow on large ones
+        text = _STRING_OR_TRAILING_COMMA.sub(_drop_trailing_comma, text)
+    # a number too big for a double parses as inf here; _expect_float refuses it where a number is read
+    decoder = json.JSONDecoder(object_pairs_hook=_first_member_wins, parse_constant=_no_constant)
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    try:
+        value, _ = decoder.raw_decode(text, start)
+    except json.JSONDecodeError as error:
+        msg = f"{where}: not JSON: {error}"
+        raise DxDispatchFormatError(msg) from None
+    except ValueError as error:
+        msg = f"{where}: not JSON DxDispatch parses: {error}"
+        raise DxDispatchFormatError(msg) from None
+    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -679,7 +809,18 @@ def _expect_float(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         msg = f"{where}: expected a number or 'NaN', 'Inf', '-Inf', got {value!r}"
         raise DxDispatchFormatError(msg)
-    return float(value)
+    try:
+        as_double = float(value)
+    except OverflowError:
+        as_double = math.inf
+    if math.isinf(as_double):  # JSON has no infinity: a number this large, which rapidjson refuses
+        msg = f"{where}: {value} does not fit a double; write infinity as 'inf' or '-inf'"
+        raise DxDispatchFormatError(msg)
+    if isinstance(value, int) and -(2**63) <= value < 2**64 and as_double != value:
+        # rapidjson holds this as a 64-bit integer and takes it as a float only if a double holds it exactly
+        msg = f"{where}: {value} is an integer no double holds exactly; write it as a decimal number"
+        raise DxDispatchFormatError(msg)
+    return as_double
 
 
 def _expect_object(value: Any, where: str) -> dict[str, Any]:
@@ -791,12 +932,13 @@ def desc_from_json(op_type: Any, obj: Any, where: str, *, fused: bool = False) -
 def fused_from_json(value: Any, where: str) -> DML_OPERATOR_DESC:
     """A FusedActivation in the inline (``{"Type": ..., <fields>}``) or long (``Desc``) form."""
     value = _expect_object(value, where)
-    if "Type" not in value:
+    key = "Type" if "Type" in value else "type"  # DxDispatch's order
+    if key not in value:
         msg = f"{where}: a fused activation needs a member 'Type' with the operator type"
         raise DxDispatchFormatError(msg)
-    operator = parse_enum(value["Type"], DML_OPERATOR_TYPE, f"{where}.Type")
-    body = value["Desc"] if "Desc" in value else {k: v for k, v in value.items() if k != "Type"}
-    return DML_OPERATOR_DESC(operator, desc_from_json(value["Type"], body, where, fused=True))
+    operator = parse_enum(value[key], DML_OPERATOR_TYPE, f"{where}.{key}")
+    body = value["Desc"] if "Desc" in value else value.get("desc", {k: v for k, v in value.items() if k not in ("Type", "type")})
+    return DML_OPERATOR_DESC(operator, desc_from_json(value[key], body, where, fused=True))
 
 
 # ---------------------------------------------------------------------------------------
@@ -848,12 +990,37 @@ def _typed_list(values: list[Any], data_type: DML_TENSOR_DATA_TYPE, where: str, 
                 msg = f"{at(i)}: expected an integer that fits {data_type.name}, got {v!r}"
                 raise DxDispatchFormatError(msg)
             parsed.append(v)
+    if data_type not in FLOAT_TYPES:
+        return np.array(parsed, dtype=dtype)  # in range, so exact (UINT64 past 2**63 included)
     with np.errstate(over="ignore"):
-        return np.array(parsed, dtype=np.float64 if data_type in FLOAT_TYPES else np.int64).astype(dtype)
+        return np.array(parsed, dtype=np.float64).astype(dtype)  # a double past FLOAT32's range is inf, as C's cast
 
 
 def _scalar(value: Any, data_type: DML_TENSOR_DATA_TYPE, where: str) -> Any:
     return _typed_list([value], data_type, where, indexed=False)[0]
+
+
+def _read_npy(source: Path, where: str) -> tuple[DML_TENSOR_DATA_TYPE, np.ndarray]:
+    """A .npy file's element type and bytes, as DxDispatch's NumPy reader takes them."""
+    from dmlpy.tensor import as_data_type  # noqa: PLC0415
+
+    try:
+        array = np.load(source, allow_pickle=False)
+    except ValueError as error:  # a pickled (object) array, or not a .npy file at all
+        msg = f"{where}: {source} is not a .npy file DxDispatch reads: {error}"
+        raise DxDispatchFormatError(msg) from None
+    if array.ndim > 1 and array.flags.f_contiguous and not array.flags.c_contiguous:
+        msg = f"{where}: {source} is in Fortran order, which DxDispatch refuses; save it with np.ascontiguousarray"
+        raise DxDispatchFormatError(msg)
+    if array.dtype == np.bool_:
+        array = array.view(np.int8)  # NumPy's bool descr '|b1' reads as INT8 there
+    native = array.astype(array.dtype.newbyteorder("="), copy=False)  # DxDispatch swaps big-endian data
+    try:
+        data_type = as_data_type(native.dtype)
+    except TypeError:
+        msg = f"{where}: {source} holds {array.dtype} elements, which no DML_TENSOR_DATA_TYPE is"
+        raise DxDispatchFormatError(msg) from None
+    return data_type, np.ascontiguousarray(native).reshape(-1).view(np.uint8)
 
 
 def _initial_values(entry: Any, where: str, base: Path | None) -> tuple[DML_TENSOR_DATA_TYPE, np.ndarray]:
@@ -899,15 +1066,11 @@ def _initial_values(entry: Any, where: str, base: Path | None) -> tuple[DML_TENS
         source = _resolve(base, str(values["sourcePath"]))
         try:
             if source.suffix.lower() == ".npy":
-                array = np.load(source, allow_pickle=False)
-                from dmlpy.tensor import as_data_type  # noqa: PLC0415
-
-                file_type = as_data_type(array.dtype)
+                file_type, raw = _read_npy(source, path)
                 if data_type not in (DML_TENSOR_DATA_TYPE.UNKNOWN, file_type):
                     msg = f"{path}: {source} holds {file_type.name}, but initialValuesDataType is {data_type.name}"
                     raise DxDispatchFormatError(msg)
                 data_type = file_type
-                raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
             elif source.suffix.lower() in (".png", ".jpg", ".jpeg"):
                 msg = f"{path}: image sources are not supported by dmlpy"
                 raise DxDispatchFormatError(msg)
@@ -988,11 +1151,7 @@ def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path |
         except OSError as error:
             msg = f"cannot read {path}: {error.strerror or error}"
             raise DxDispatchFormatError(msg) from None
-        try:
-            model = json.loads(text)
-        except json.JSONDecodeError as error:
-            msg = f"{path}: not JSON: {error}"
-            raise DxDispatchFormatError(msg) from None
+        model = parse_json(text, str(path))
         base = Path(base_dir) if base_dir is not None else path.parent
     else:
         model = source
@@ -1012,15 +1171,17 @@ def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path |
     for name, entry in model["dispatchables"].items():
         where = f"dispatchables.{name}"
         entry = _expect_object(entry, where)
-        kind = entry.get("type", entry.get("Type"))
+        kind = entry.get("type")
         if not isinstance(kind, str):
-            msg = f"{where}: field 'type' is required (a DML_OPERATOR_TYPE name)"
+            hint = " ('Type' does not count: member names are case-sensitive)" if "Type" in entry else ""
+            msg = f"{where}: field 'type' is required, a string (a DML_OPERATOR_TYPE name){hint}"
             raise DxDispatchFormatError(msg)
         if kind.lower() in ("hlsl", "onnx", "dmlserializedgraph"):
             msg = f"{where}: {kind!r} dispatchables need DxDispatch itself; dmlpy runs DML operator dispatchables"
             raise DxDispatchFormatError(msg)
+        operator = entry["Type"] if "Type" in entry else kind  # DxDispatch's operator parser looks for "Type" first
         desc = entry["Desc"] if "Desc" in entry else entry.get("desc", entry)
-        dispatchables[name] = desc_from_json(kind, desc, where)
+        dispatchables[name] = desc_from_json(operator, desc, where)
         init_bindings[name] = _check_bind_points(entry.get("bindings", {}), dispatchables[name], resources, f"{where}.bindings", inputs_only=True)
         flags[name] = parse_flags(entry["executionFlags"], DML_EXECUTION_FLAGS, f"{where}.executionFlags") if "executionFlags" in entry else DML_EXECUTION_FLAGS.NONE
         compile_types[name] = entry.get("dmlCompileType", "DmlCompileOp")

@@ -63,7 +63,8 @@ def test_every_emitted_operator_header_and_a_graph_compile_with_warnings_as_erro
     ]
     source = "\n".join([*includes, "int main() {", "    int failures = 0;", *checks, "    return failures;", "}", ""])
     (tmp_path / "all.cpp").write_text(source, encoding="utf-8")
-    done = gxx(*FLAGS, "all.cpp", "-o", "all", cwd=tmp_path)
+    # headers needing different DML_TARGET_VERSIONs in one translation unit: the includer chooses one
+    done = gxx(*FLAGS, "-DDML_TARGET_VERSION_USE_LATEST", "all.cpp", "-o", "all", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert subprocess.run([str(tmp_path / "all")], check=False).returncode == 0, "a builder returned the wrong operator type"
 
@@ -183,12 +184,10 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(executable, library): one C++ program holding a builder per native case."""
     library = _native_library()
     work = tmp_path_factory.mktemp("native")
-    parts = [cpp.PRELUDE]
-    for i, case_id in enumerate(NATIVE_CASES):
-        parts.append(cpp.operator_function(BY_ID[case_id].build(), f"build_{i}"))
+    parts = [cpp.operator_function(BY_ID[case_id].build(), f"build_{i}") for i, case_id in enumerate(NATIVE_CASES)]
     parts.append("typedef const DML_OPERATOR_DESC* (*builder_fn)();")
     parts.append(f"static const builder_fn builders[] = {{{', '.join(f'build_{i}' for i in range(len(NATIVE_CASES)))}}};")
-    (work / "builders.h").write_text("\n".join(parts) + "\n", encoding="utf-8")
+    (work / "builders.h").write_text(cpp.header("\n".join(parts)) + "\n", encoding="utf-8")
     (work / "main.cpp").write_text(MAIN, encoding="utf-8")
     done = gxx(*FLAGS, "-O1", "main.cpp", "-o", "run_desc", "-ldl", cwd=work)
     assert done.returncode == 0, done.stderr
@@ -274,3 +273,191 @@ def test_operator_model_and_emitted_cpp_describe_the_same_desc() -> None:
     assert values[4:7] == [f"DML_CONVOLUTION_MODE_{fields['Mode']}", f"DML_CONVOLUTION_DIRECTION_{fields['Direction']}", f"{fields['DimensionCount']}u"]
     assert values[12] == f"{fields['GroupCount']}u"
     assert "{nullptr, nullptr, 0.1f}" in text and fields["FusedActivation"]["Alpha"] == 0.1
+
+
+# ---------------------------------------------------------------------------------------
+# DML_TARGET_VERSION: the emitted headers compile against a DirectML.h that hides later declarations
+#
+# dml_types.h declares everything; DirectML.h declares a name only from the DML_TARGET_VERSION that
+# introduced it and otherwise picks 0x1000 (DML_TARGET_VERSION_USE_LATEST: the latest). The tests
+# build that behaviour into a copy of dml_types.h from the guards below and compile against it.
+
+# DirectML.h declares these from the DML_TARGET_VERSION given (the feature level that introduced
+# them); the rest of dml_types.h is DirectML 1.0. Facts of DirectML.h (DirectX-Headers), one per name.
+DIRECTML_H_GUARDS = {
+    0x2000: """
+        DML_FEATURE_LEVEL DML_MAX_POOLING1_OPERATOR_DESC DML_OPERATOR_ELEMENT_WISE_SIGN
+        DML_OPERATOR_ELEMENT_WISE_IS_NAN DML_OPERATOR_ELEMENT_WISE_ERF DML_OPERATOR_ELEMENT_WISE_SINH
+        DML_OPERATOR_ELEMENT_WISE_COSH DML_OPERATOR_ELEMENT_WISE_TANH DML_OPERATOR_ELEMENT_WISE_ASINH
+        DML_OPERATOR_ELEMENT_WISE_ACOSH DML_OPERATOR_ELEMENT_WISE_ATANH DML_OPERATOR_ELEMENT_WISE_IF
+        DML_OPERATOR_ELEMENT_WISE_ADD1 DML_OPERATOR_ACTIVATION_SHRINK DML_OPERATOR_MAX_POOLING1
+        DML_OPERATOR_MAX_UNPOOLING DML_OPERATOR_DIAGONAL_MATRIX DML_OPERATOR_SCATTER_ELEMENTS DML_OPERATOR_SCATTER
+        DML_OPERATOR_ONE_HOT DML_OPERATOR_RESAMPLE DML_FEATURE_LEVEL_1_0 DML_FEATURE_LEVEL_2_0 DML_FEATURE_LEVEL_2_1
+        DML_FEATURE_LEVEL_3_0 DML_FEATURE_LEVEL_3_1 DML_FEATURE_LEVEL_4_0 DML_FEATURE_LEVEL_4_1 DML_FEATURE_LEVEL_5_0
+        DML_FEATURE_LEVEL_5_1 DML_FEATURE_LEVEL_5_2 DML_FEATURE_LEVEL_6_0 DML_FEATURE_LEVEL_6_1 DML_FEATURE_LEVEL_6_2
+        DML_FEATURE_LEVEL_6_3 DML_FEATURE_LEVEL_6_4 DML_FEATURE_FEATURE_LEVELS
+    """,
+    0x2100: """
+        DML_DEPTH_SPACE_ORDER DML_GRAPH_EDGE_TYPE DML_GRAPH_NODE_TYPE DML_MAX_POOLING2_OPERATOR_DESC
+        DML_SPACE_TO_DEPTH1_OPERATOR_DESC DML_DEPTH_TO_SPACE1_OPERATOR_DESC DML_GRAPH_EDGE_DESC
+        DML_INPUT_GRAPH_EDGE_DESC DML_OUTPUT_GRAPH_EDGE_DESC DML_INTERMEDIATE_GRAPH_EDGE_DESC DML_GRAPH_NODE_DESC
+        DML_OPERATOR_GRAPH_NODE_DESC DML_GRAPH_DESC DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT
+        DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT DML_OPERATOR_ELEMENT_WISE_ROUND
+        DML_OPERATOR_ELEMENT_WISE_IS_INFINITY DML_OPERATOR_ELEMENT_WISE_MODULUS_TRUNCATE
+        DML_OPERATOR_ELEMENT_WISE_MODULUS_FLOOR DML_OPERATOR_FILL_VALUE_CONSTANT DML_OPERATOR_FILL_VALUE_SEQUENCE
+        DML_OPERATOR_CUMULATIVE_SUMMATION DML_OPERATOR_REVERSE_SUBSEQUENCES DML_OPERATOR_GATHER_ELEMENTS
+        DML_OPERATOR_GATHER_ND DML_OPERATOR_SCATTER_ND DML_OPERATOR_MAX_POOLING2 DML_OPERATOR_SLICE1
+        DML_OPERATOR_TOP_K1 DML_OPERATOR_DEPTH_TO_SPACE1 DML_OPERATOR_SPACE_TO_DEPTH1
+        DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 DML_OPERATOR_RESAMPLE1 DML_OPERATOR_MATRIX_MULTIPLY_INTEGER
+        DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY DML_OPERATOR_CONVOLUTION_INTEGER
+        DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW
+        DML_DEPTH_SPACE_ORDER_COLUMN_ROW_DEPTH DML_GRAPH_EDGE_TYPE_INVALID DML_GRAPH_EDGE_TYPE_INPUT
+        DML_GRAPH_EDGE_TYPE_OUTPUT DML_GRAPH_EDGE_TYPE_INTERMEDIATE DML_GRAPH_NODE_TYPE_INVALID
+        DML_GRAPH_NODE_TYPE_OPERATOR
+    """,
+    0x3000: """
+        DML_AVERAGE_POOLING_GRAD_OPERATOR_DESC DML_OPERATOR_ELEMENT_WISE_BIT_AND DML_OPERATOR_ELEMENT_WISE_BIT_OR
+        DML_OPERATOR_ELEMENT_WISE_BIT_XOR DML_OPERATOR_ELEMENT_WISE_BIT_NOT DML_OPERATOR_ELEMENT_WISE_BIT_COUNT
+        DML_OPERATOR_ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL DML_OPERATOR_ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL
+        DML_OPERATOR_ACTIVATION_CELU DML_OPERATOR_ACTIVATION_RELU_GRAD DML_OPERATOR_AVERAGE_POOLING_GRAD
+        DML_OPERATOR_MAX_POOLING_GRAD DML_OPERATOR_RANDOM_GENERATOR DML_OPERATOR_NONZERO_COORDINATES
+        DML_OPERATOR_RESAMPLE_GRAD DML_OPERATOR_SLICE_GRAD DML_OPERATOR_ADAM_OPTIMIZER DML_OPERATOR_ARGMIN
+        DML_OPERATOR_ARGMAX DML_OPERATOR_ROI_ALIGN DML_OPERATOR_GATHER_ND1 DML_PADDING_MODE_SYMMETRIC
+    """,
+    0x3100: """
+        DML_OPERATOR_ELEMENT_WISE_ATAN_YX DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD
+        DML_OPERATOR_ELEMENT_WISE_DIFFERENCE_SQUARE DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD
+        DML_OPERATOR_CUMULATIVE_PRODUCT DML_OPERATOR_BATCH_NORMALIZATION_GRAD
+    """,
+    0x4000: """
+        DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR DML_OPERATOR_ROI_ALIGN1
+    """,
+    0x4100: """
+        DML_OPERATOR_ROI_ALIGN_GRAD DML_OPERATOR_BATCH_NORMALIZATION_TRAINING
+        DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD
+    """,
+    0x5000: """
+        DML_OPERATOR_ELEMENT_WISE_CLIP1 DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1 DML_OPERATOR_PADDING1
+        DML_OPERATOR_ELEMENT_WISE_NEGATE
+    """,
+    0x5100: """
+        DML_ACTIVATION_GELU_OPERATOR_DESC DML_OPERATOR_ACTIVATION_GELU DML_OPERATOR_ACTIVATION_SOFTMAX1
+        DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1 DML_OPERATOR_ACTIVATION_HARDMAX1 DML_OPERATOR_RESAMPLE2
+        DML_OPERATOR_RESAMPLE_GRAD1 DML_OPERATOR_DIAGONAL_MATRIX1
+    """,
+    0x6100: """
+        DML_OPERATOR_MULTIHEAD_ATTENTION
+    """,
+    0x6200: """
+        DML_AVERAGE_POOLING1_OPERATOR_DESC DML_LP_POOLING1_OPERATOR_DESC DML_CONSTANT_DATA_GRAPH_NODE_DESC
+        DML_OPERATOR_LP_POOLING1 DML_OPERATOR_AVERAGE_POOLING1 DML_OPERATOR_ACTIVATION_SWISH
+        DML_OPERATOR_ACTIVATION_HARD_SWISH DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING
+        DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT DML_GRAPH_NODE_TYPE_CONSTANT
+    """,
+    0x6300: """
+        DML_TENSOR_DATA_TYPE_UINT4 DML_TENSOR_DATA_TYPE_INT4 DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2
+        DML_OPERATOR_MULTIHEAD_ATTENTION1 DML_OPERATOR_QUANTIZE DML_OPERATOR_DEQUANTIZE
+    """,
+    0x6400: """
+        DML_OPERATOR_RESAMPLE3 DML_OPERATOR_FOLD DML_OPERATOR_UNFOLD DML_PADDING_MODE_WRAP
+    """,
+}
+LEVELS = sorted({0x1000, *DIRECTML_H_GUARDS})
+
+
+def _guarded_types_header() -> str:
+    since = {name: version for version, names in DIRECTML_H_GUARDS.items() for name in names.split()}
+    lines = (Path(dmlpy.get_include()) / "dmlpy" / "dml_types.h").read_text(encoding="utf-8").splitlines()
+    out = ["#ifndef DML_TARGET_VERSION", "#if defined(DML_TARGET_VERSION_USE_LATEST)", "#define DML_TARGET_VERSION 0x6400", "#else", "#define DML_TARGET_VERSION 0x1000", "#endif", "#endif"]
+    i = 0
+    while i < len(lines):
+        block = re.match(r"typedef (?:struct|enum) (\w+) \{", lines[i])
+        if block and block.group(1) in since:
+            end = next(j for j in range(i, len(lines)) if lines[j].startswith(f"}} {block.group(1)};"))
+            out += [f"#if DML_TARGET_VERSION >= {since[block.group(1)]:#06x}", *lines[i : end + 1], "#endif"]
+            i = end + 1
+            continue
+        named = re.match(r"\s*(DML_\w+)\s*=", lines[i]) or re.match(r"DMLPY_CHECK_\w+\((\w+)", lines[i])
+        if named and named.group(1) in since:
+            out += [f"#if DML_TARGET_VERSION >= {since[named.group(1)]:#06x}", lines[i], "#endif"]
+        else:
+            out.append(lines[i])
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def guarded_include(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding dmlpy/dml_types.h with DirectML.h's DML_TARGET_VERSION guards."""
+    root = tmp_path_factory.mktemp("guarded")
+    (root / "dmlpy").mkdir()
+    (root / "dmlpy" / "dml_types.h").write_text(_guarded_types_header(), encoding="utf-8")
+    return root
+
+
+def _check(header: str, tmp_path: Path, include: Path, *defines: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "emitted.h").write_text(header, encoding="utf-8")
+    (tmp_path / "main.cpp").write_text('#include "emitted.h"\nint main() { return 0; }\n', encoding="utf-8")
+    flags = [f for f in FLAGS if not f.startswith("-I")]
+    return gxx(*flags, *defines, f"-I{include}", "-fsyntax-only", "main.cpp", cwd=tmp_path)
+
+
+def test_the_guarded_header_hides_later_declarations_as_directml_h_does(guarded_include: Path, tmp_path: Path) -> None:
+    # the stand-in must bite, or the tests below prove nothing
+    use = "#include \"dmlpy/dml_types.h\"\nstatic DML_GRAPH_DESC g;\nint main() { (void)g; return 0; }\n"
+    (tmp_path / "main.cpp").write_text(use, encoding="utf-8")
+    flags = [f for f in FLAGS if not f.startswith("-I")]
+    assert gxx(*flags, f"-I{guarded_include}", "-fsyntax-only", "main.cpp", cwd=tmp_path).returncode != 0
+    assert gxx(*flags, "-DDML_TARGET_VERSION=0x2100", f"-I{guarded_include}", "-fsyntax-only", "main.cpp", cwd=tmp_path).returncode == 0
+    assert gxx(*flags, "-DDML_TARGET_VERSION_USE_LATEST", f"-I{guarded_include}", "-fsyntax-only", "main.cpp", cwd=tmp_path).returncode == 0
+
+
+def _emitted_headers() -> list[Any]:
+    program, _ = decoder(backend="numpy")
+    headers = [pytest.param(cpp.emit_operator(case.build()), id=case.id) for case in CASES]
+    return [*headers, pytest.param(cpp.emit_graph(program, "decoder"), id="a graph of convolution, depth to space1 and sigmoid")]
+
+
+@pytest.mark.parametrize("header", _emitted_headers())
+def test_emitted_header_compiles_as_emitted_against_directml_hs_default_target(header: str, guarded_include: Path, tmp_path: Path) -> None:
+    done = _check(header, tmp_path, guarded_include)
+    assert done.returncode == 0, done.stderr
+
+
+def _constant_graph() -> Any:
+    """A convolution whose filter is a constant node (DML_GRAPH_NODE_TYPE_CONSTANT)."""
+    g = dmlpy.GraphBuilder(backend="numpy")
+    x = g.input("x", "float32", (1, 1, 3, 3))
+    w = g.constant(np.full((1, 1, 2, 2), 0.25, np.float32), "w")
+    conv = dmlpy.DML_CONVOLUTION_OPERATOR_DESC(None, None, None, dmlpy.buffer_tensor("float32", (1, 1, 2, 2)), dmlpy.DML_CONVOLUTION_MODE.CROSS_CORRELATION,
+                                               dmlpy.DML_CONVOLUTION_DIRECTION.FORWARD, 2, (1, 1), (1, 1), (0, 0), (0, 0), (0, 0), 1, None)  # fmt: skip
+    (y,) = g.add_operator(conv, {"InputTensor": x, "FilterTensor": w}, call="conv")
+    return g.compile({"y": y})
+
+
+@pytest.mark.parametrize(
+    ("header", "needed"),
+    [
+        pytest.param(lambda: cpp.emit_operator(BY_ID["average pooling1 with Dilations"].build()), 0x6200, id="AVERAGE_POOLING1 needs 0x6200"),
+        pytest.param(lambda: cpp.emit_operator(BY_ID["space to depth1, Order COLUMN_ROW_DEPTH"].build()), 0x2100, id="SPACE_TO_DEPTH1 needs 0x2100"),
+        pytest.param(lambda: cpp.emit_operator(BY_ID["gelu"].build()), 0x5100, id="GELU needs 0x5100"),
+        pytest.param(lambda: cpp.emit_graph(decoder(backend="numpy")[0], "g"), 0x2100, id="a graph needs 0x2100"),
+        pytest.param(lambda: cpp.emit_graph(_constant_graph(), "g"), 0x6200, id="a graph with a constant node needs 0x6200"),
+        pytest.param(lambda: cpp.emit_operator(BY_ID["relu"].build()), 0x1000, id="RELU needs 0x1000"),
+    ],
+)
+def test_emitted_target_version_is_the_lowest_that_compiles(header: Any, needed: int, guarded_include: Path, tmp_path: Path) -> None:
+    text = header()
+    assert f"#define DML_TARGET_VERSION {needed:#06x}" in text.replace("0X", "0x")
+    assert _check(text, tmp_path, guarded_include, "-DDML_TARGET_VERSION_USE_LATEST").returncode == 0
+    lower = [level for level in LEVELS if level < needed]
+    if lower:
+        # one level lower, with the guard taken out, a declaration is missing: the version is not too high
+        unguarded = re.sub(r"#error [^\n]*", "", text)
+        assert _check(unguarded, tmp_path, guarded_include, f"-DDML_TARGET_VERSION={lower[-1]:#06x}").returncode != 0
+
+
+def test_a_lower_target_version_chosen_by_the_includer_stops_at_the_guard(guarded_include: Path, tmp_path: Path) -> None:
+    text = cpp.emit_operator(BY_ID["gelu"].build())
+    done = _check(text, tmp_path, guarded_include, "-DDML_TARGET_VERSION=0x5000")
+    assert done.returncode != 0 and "#error" in done.stderr

@@ -602,3 +602,222 @@ def test_init_binding_of_an_input_that_is_not_owned_by_dml_is_judged_by_directml
     model = copy.deepcopy(SPEC_EXAMPLE)
     model["dispatchables"]["avgpool"]["bindings"] = {"InputTensor": "x"}  # DxDispatch passes it to the initializer
     assert_rule([f.finding for f in dx.check_model(model)], "BINDING.UNOWNED_INPUT_AT_INITIALIZE")
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing as DxDispatch parses (rapidjson with comments, trailing commas, full-precision numbers)
+
+UINT64_EDGES = [2**63, 2**64 - 1, 0, 2**63 - 1]  # past INT64's range and its neighbours
+
+
+@pytest.mark.parametrize(
+    ("initial_values", "expected"),
+    [
+        pytest.param(UINT64_EDGES, UINT64_EDGES, id="a UINT64 list past 2**63"),
+        pytest.param({"valueCount": 2, "value": 2**64 - 1}, [2**64 - 1] * 2, id="a UINT64 constant of 2**64 - 1"),
+        pytest.param({"valueCount": 3, "valueStart": 2**63, "valueDelta": 2**62}, [2**63, 2**63 + 2**62, 0], id="a UINT64 sequence wraps modulo 2**64"),
+    ],
+)
+def test_uint64_initial_values_past_2_63_read_back_exactly(initial_values: Any, expected: list[int]) -> None:
+    _, memory = dx._initial_values({"initialValuesDataType": "UINT64", "initialValues": initial_values}, "resources.r", None)
+    assert memory.view(np.uint64).tolist() == expected
+
+
+def test_typed_list_element_of_uint64_past_2_63_reads_back_exactly() -> None:
+    entry = {"initialValues": [{"type": "UINT64", "value": 2**64 - 1}, {"type": "UINT8", "value": 7}]}
+    _, memory = dx._initial_values(entry, "resources.r", None)
+    assert memory[:8].view(np.uint64).tolist() == [2**64 - 1] and memory[8] == 7
+
+
+def test_uint64_resource_dmlpy_writes_round_trips_through_a_file(tmp_path: Path) -> None:
+    model = copy.deepcopy(SPEC_EXAMPLE)
+    model["resources"]["big"] = dx.resource(dmlpy.DML_TENSOR_DATA_TYPE.UINT64, np.array(UINT64_EDGES, dtype=np.uint64))
+    assert model["resources"]["big"]["initialValues"] == UINT64_EDGES
+    parsed = dx.read_model(dx.write_model(model, tmp_path / "big.json"))
+    assert parsed.resources["big"].view(np.uint64).tolist() == UINT64_EDGES
+
+
+@pytest.mark.parametrize(
+    ("data_type", "value"),
+    [
+        pytest.param("UINT64", 2**64, id="2**64 does not fit UINT64"),
+        pytest.param("UINT64", -1, id="-1 does not fit UINT64"),
+        pytest.param("INT64", 2**63, id="2**63 does not fit INT64"),
+        pytest.param("INT64", -(2**63) - 1, id="-2**63 - 1 does not fit INT64"),
+        pytest.param("UINT8", 256, id="256 does not fit UINT8"),
+    ],
+)
+def test_integer_initial_value_beyond_its_type_is_a_format_error_naming_the_type(data_type: str, value: int) -> None:
+    with pytest.raises(DxDispatchFormatError, match=f"fits {data_type}"):
+        dx._initial_values({"initialValuesDataType": data_type, "initialValues": [0, value]}, "resources.r", None)
+
+
+@pytest.mark.parametrize(
+    ("data_type", "value"),
+    [
+        pytest.param("UINT64", 2**64, id="2**64 cannot be written as UINT64"),
+        pytest.param("UINT64", -1, id="-1 cannot be written as UINT64"),
+        pytest.param("UINT8", 300, id="300 cannot be written as UINT8"),
+    ],
+)
+def test_resource_value_beyond_its_type_cannot_be_written(data_type: str, value: int) -> None:
+    with pytest.raises(ValueError, match=f"does not fit {data_type}"):
+        dx.resource(dmlpy.DML_TENSOR_DATA_TYPE[data_type], [0, value])
+
+
+def test_float_initial_value_that_no_double_holds_exactly_is_refused_as_rapidjson_does() -> None:
+    # rapidjson keeps 2**63 + 1 as an integer, and takes an integer as a float only when lossless
+    with pytest.raises(DxDispatchFormatError, match="no double holds exactly"):
+        dx._initial_values({"initialValuesDataType": "FLOAT32", "initialValues": [2**63 + 1]}, "resources.r", None)
+    _, memory = dx._initial_values({"initialValuesDataType": "FLOAT64", "initialValues": [2**63, 2**64 + 1]}, "resources.r", None)
+    assert memory.view(np.float64).tolist() == [2.0**63, 2.0**64]  # 2**64 + 1 is past UINT64: rapidjson reads a double
+
+
+COMMENTED_MODEL = """// a DxDispatch model as people write them
+{
+    /* the input: 0..15 */
+    "resources": {
+        "x": { "initialValuesDataType": "FLOAT32", "initialValues": { "valueCount": 16, "valueStart": 0, "valueDelta": 1, }, },
+        "y": { "initialValuesDataType": "FLOAT32", "initialValues": { "valueCount": 4, "value": 0 } }, // the output
+    },
+    "dispatchables": {
+        "avgpool": {
+            "type": "DML_OPERATOR_AVERAGE_POOLING",
+            "desc": {
+                "InputTensor": { "DataType": "FLOAT32", "Sizes": [1, 1, 4, 4,] },
+                "OutputTensor": { "DataType": "FLOAT32", "Sizes": [1, 1, 2, 2] },
+                "DimensionCount": 2, "Strides": [2, 2], "WindowSize": [2, 2],
+                "StartPadding": [0, 0], "EndPadding": [0, 0], "IncludePadding": false,
+            }
+        }
+    },
+    "commands": [
+        { "type": "dispatch", "dispatchable": "avgpool", "bindings": { "InputTensor": "x", "OutputTensor": "y" } },
+        { "type": "print", "resource": "y" },
+    ],
+}
+text after the model is never read
+"""
+
+
+def test_model_with_comments_and_trailing_commas_reads_as_dxdispatch_parses_it(tmp_path: Path) -> None:
+    path = tmp_path / "commented.json"
+    path.write_text(COMMENTED_MODEL, encoding="utf-8")
+    np.testing.assert_array_equal(dx.run_model(path).shown["y"], [2.5, 4.5, 10.5, 12.5])
+
+
+def test_comment_markers_inside_strings_are_text() -> None:
+    assert dx.parse_json('{"a": "x // y /* z */,]", "b": [1, 2,],}') == {"a": "x // y /* z */,]", "b": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"a": NaN}', id="a NaN literal is refused"),
+        pytest.param('{"a": [,]}', id="a lone comma is refused"),
+        pytest.param('{"a": [1,,]}', id="two commas are refused"),
+        pytest.param('{"a": 1 /* unterminated', id="an unterminated comment is refused"),
+    ],
+)
+def test_text_rapidjson_refuses_is_a_format_error(text: str) -> None:
+    with pytest.raises(DxDispatchFormatError, match="not JSON"):
+        dx.parse_json(text)
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "1" + "0" * 400], ids=["1e400", "-1e400", "a 401-digit integer"])
+def test_number_too_big_for_a_double_is_refused_as_rapidjson_does(number: str) -> None:
+    values = dx.parse_json(f"[1.5, {number}]")
+    with pytest.raises(DxDispatchFormatError, match="does not fit a double"):
+        dx._initial_values({"initialValuesDataType": "FLOAT32", "initialValues": values}, "resources.r", None)
+
+
+def test_dispatchable_kind_is_the_lowercase_type_member_only() -> None:
+    model = copy.deepcopy(SPEC_EXAMPLE)
+    entry = model["dispatchables"]["avgpool"]
+    entry["Type"] = entry.pop("type")  # DxDispatch: "Field 'type' is required."
+    with pytest.raises(DxDispatchFormatError, match="field 'type' is required"):
+        dx.read_model(model)
+    assert format_errors(model)
+
+
+def test_fused_activation_type_may_be_lowercase_as_dxdispatchs_operator_parser_allows() -> None:
+    desc, _, model = model_of(CONV_BIAS_LEAKY)
+    fields = model["dispatchables"]["op"]["desc"]
+    fields["FusedActivation"] = {"type": "ACTIVATION_LEAKY_RELU", "Alpha": 0.1}
+    assert same_desc(dx.read_model(model).dispatchables["op"], desc)
+
+
+# ---------------------------------------------------------------------------------------
+# Large initial values live in .npy files; files are read as DxDispatch reads them
+
+
+def big_pool_model() -> tuple[dict[str, Any], np.ndarray]:
+    x = np.random.default_rng(5).standard_normal((1, 1, 64, 64)).astype(np.float32)  # 16 KiB, past the 4 KiB limit
+    desc = dmlpy.DML_AVERAGE_POOLING_OPERATOR_DESC(buffer_tensor("float32", (1, 1, 64, 64)), buffer_tensor("float32", (1, 1, 32, 32)), 2, (2, 2), (2, 2), (0, 0), (0, 0), False)
+    return dx.operator_model(desc, {"InputTensor": x}, name="pool"), x
+
+
+def test_large_initial_values_are_written_as_an_npy_file_beside_the_model(tmp_path: Path) -> None:
+    model, x = big_pool_model()
+    path = dx.write_model(model, tmp_path / "big.json")
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["resources"]["InputTensor"]["initialValues"] == {"sourcePath": "big_InputTensor.npy"}
+    assert written["resources"]["OutputTensor"] == model["resources"]["OutputTensor"]  # a {valueCount, value} stays inline
+    with (tmp_path / "big_InputTensor.npy").open("rb") as f:  # the header DxDispatch's reader types the data by
+        assert np.lib.format.read_magic(f) == (1, 0)
+        header = np.lib.format.read_array_header_1_0(f)
+    assert header == ((4096,), False, np.dtype("<f4"))  # descr '<f4' is FLOAT32 to DxDispatch
+    np.testing.assert_array_equal(np.load(tmp_path / "big_InputTensor.npy"), x.reshape(-1))
+    assert isinstance(model["resources"]["InputTensor"]["initialValues"], list), "write_model changed its argument"
+    assert format_errors(written) == []
+
+
+def test_model_with_its_weights_in_a_file_runs_to_the_mean_of_each_window(tmp_path: Path) -> None:
+    model, x = big_pool_model()
+    path = dx.write_model(model, tmp_path / "big.json")
+    expected = x.astype(np.float64).reshape(32, 2, 32, 2).mean(axis=(1, 3))  # 2x2 windows, stride 2
+    np.testing.assert_allclose(dx.run_model(path).array("OutputTensor").reshape(32, 32), expected, rtol=1e-5, atol=1e-6)
+    assert np.array_equal(dx.read_model(path).resources["InputTensor"], dx.read_model(model).resources["InputTensor"])
+
+
+def test_small_initial_values_stay_inline(tmp_path: Path) -> None:
+    _, _, model = model_of(POOL1)
+    written = json.loads(dx.write_model(model, tmp_path / "pool1.json").read_text(encoding="utf-8"))
+    assert written == model and not list(tmp_path.glob("*.npy"))
+
+
+def test_written_models_name_no_schema_file(decoder_model: Any) -> None:
+    _, _, model = model_of(POOL1)
+    assert "$schema" not in model and "$schema" not in decoder_model[2]
+    assert all("$schema" not in m for m in dx.operator_models(decoder_model[2]).values())
+
+
+def test_dat_source_is_raw_bytes_of_the_initial_values_data_type(tmp_path: Path) -> None:
+    np.arange(16, dtype=np.float32).tofile(tmp_path / "x.dat")
+    model = copy.deepcopy(SPEC_EXAMPLE)
+    model["resources"]["x"] = {"initialValuesDataType": "FLOAT32", "initialValues": {"sourcePath": "x.dat"}}
+    (tmp_path / "model.json").write_text(json.dumps(model), encoding="utf-8")
+    np.testing.assert_array_equal(dx.run_model(tmp_path / "model.json").shown["y"], [2.5, 4.5, 10.5, 12.5])
+    del model["resources"]["x"]["initialValuesDataType"]  # raw bytes carry no type
+    with pytest.raises(DxDispatchFormatError, match="'initialValuesDataType' is required"):
+        dx.read_model(model, base_dir=tmp_path)
+
+
+def test_big_endian_npy_source_reads_as_its_values(tmp_path: Path) -> None:
+    np.save(tmp_path / "x.npy", np.arange(16, dtype=">f4"))
+    _, memory = dx._initial_values({"initialValues": {"sourcePath": "x.npy"}}, "resources.x", tmp_path)
+    np.testing.assert_array_equal(memory.view(np.float32), np.arange(16, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    ("array", "message"),
+    [
+        pytest.param(np.asfortranarray(np.ones((2, 3), np.float32)), "Fortran order", id="a Fortran-order array is refused"),
+        pytest.param(np.ones(3, np.complex64), "no DML_TENSOR_DATA_TYPE", id="a complex array is refused"),
+        pytest.param(np.array([1, "a"], dtype=object), "not a .npy file DxDispatch reads", id="an object array is refused"),
+    ],
+)
+def test_npy_source_dxdispatch_cannot_read_is_a_format_error(tmp_path: Path, array: np.ndarray, message: str) -> None:
+    np.save(tmp_path / "x.npy", array, allow_pickle=True)
+    with pytest.raises(DxDispatchFormatError, match=message):
+        dx._initial_values({"initialValues": {"sourcePath": "x.npy"}}, "resources.x", tmp_path)
