@@ -46,7 +46,7 @@ from dmlpy.operators import OperatorSpec, check_operator, operator_desc
 from dmlpy.rules import Checker, rule
 from dmlpy.structs import FieldError
 from dmlpy.support import data_type_supported
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, is_owned_by_dml
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, cast_to_data_type, is_owned_by_dml
 
 REMOVED = rule("DEVICE.REMOVED", "Once removed, a device and its children fail every call with DXGI_ERROR_DEVICE_REMOVED.", source="dml-errors")
 FEATURE_QUERY = rule("DEVICE.FEATURE_QUERY", "CheckFeatureSupport gets the query struct that matches the DML_FEATURE.", source="nf-directml-idmldevice-checkfeaturesupport")
@@ -444,6 +444,8 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     """Run one operator through the whole pipeline and return its output(s) as arrays.
 
     Inputs are passed by the desc's tensor field names: ``run(pool_desc, InputTensor=x)``.
+    A value the cast to the tensor's DataType would change is refused (``cast_to_data_type``:
+    ``ValueError`` for int64 300 into INT8, ``TypeError`` for floats into an integer tensor).
     The steps are DirectML's: CreateOperator, CompileOperator, an initializer (which takes
     the OWNED_BY_DML inputs), binding tables, RecordDispatch, execute, read back.
     """
@@ -498,12 +500,8 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
 
 
 def _write_tensor(buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, value: Any, name: str) -> None:
-    """Write a logical array through the tensor's strides, refusing lossy casts."""
-    array = np.asarray(value)
-    target = tensor.dtype
-    if not np.can_cast(array.dtype, target, casting="same_kind"):
-        msg = f"{name}: cannot pass {array.dtype} data to a {DML_TENSOR_DATA_TYPE(tensor.DataType).name} tensor without an explicit astype"
-        raise TypeError(msg)
+    """Write a logical array through the tensor's strides, refusing every cast that changes a value (``cast_to_data_type``)."""
+    array = cast_to_data_type(value, tensor.DataType, name)
     sizes = tuple(tensor.Sizes or ())
     try:
         logical = np.broadcast_to(array, sizes)

@@ -63,6 +63,50 @@ def as_data_type(dtype: Any) -> DT:
         raise TypeError(msg) from None
 
 
+def cast_to_data_type(value: Any, data_type: DT | int, name: str) -> np.ndarray:
+    """``value`` as an array of ``data_type``'s dtype, refusing every cast that changes a value.
+
+    What survives: integers (and booleans) into an integer type when every value lies in its
+    range, whatever the signedness; integers into a float type when every value is exactly
+    representable; floats into a float type when no finite value overflows to infinity
+    (rounding to the nearer representable float is accepted, as any float64-to-FLOAT32 copy
+    rounds). Floats into an integer type, complex numbers, strings and objects are refused:
+    ``TypeError`` for the kind, ``ValueError`` naming ``name`` and the first value that does
+    not survive. Call ``astype`` first where wrapping or truncation is meant.
+    """
+    array = np.asarray(value)
+    target = numpy_dtype(data_type)
+    source = array.dtype
+    type_name = DT(data_type).name
+    integral = source.kind in "biu"
+    if not (integral or (source.kind == "f" and target.kind == "f")):
+        msg = f"{name}: cannot pass {source} data to a {type_name} tensor without an explicit astype"
+        raise TypeError(msg)
+    if array.size == 0 or source.kind == "b":
+        return array.astype(target)
+    if integral and target.kind in "iu":
+        info = np.iinfo(target)
+        low, high = int(array.min()), int(array.max())  # Python ints: no wrap-around in the comparison
+        if low < info.min or high > info.max:
+            bad = low if low < info.min else high
+            msg = f"{name}: the value {bad} does not fit a {type_name} tensor ({info.min} .. {info.max}); convert it explicitly with astype if wrapping is meant"
+            raise ValueError(msg)
+        return array.astype(target)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = array.astype(target)
+        if integral:
+            # exact iff the float converts back to the same integer (an overflowing float does not)
+            lost = ~np.isfinite(cast) | (cast.astype(source) != array)
+        else:
+            lost = np.isinf(cast) & np.isfinite(array)
+    if lost.any():
+        bad = array[lost].flat[0]
+        reason = "is not exactly representable in" if integral else "overflows to infinity in"
+        msg = f"{name}: the value {bad} {reason} a {type_name} tensor; convert it explicitly with astype if that is meant"
+        raise ValueError(msg)
+    return cast
+
+
 def element_size(data_type: DT | int) -> int:
     """Bytes per element, as DMLCalcBufferTensorSize's table has it (0 for unknown or 4-bit)."""
     bits = ELEMENT_BITS.get(DT(data_type), 0) if data_type in DT._value2member_map_ else 0
@@ -323,6 +367,7 @@ __all__ = [
     "as_data_type",
     "buffer_tensor",
     "calc_buffer_tensor_size",
+    "cast_to_data_type",
     "check_tensor",
     "element_size",
     "is_owned_by_dml",
