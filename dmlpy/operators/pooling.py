@@ -220,15 +220,91 @@ def taps_inside(out_index: int, size: int, window: int, stride: int, start: int,
     return max(0, kmax - kmin + 1)
 
 
+# Which outputs along one spatial dim have no tap on the input, in closed form.
+#
+# Output o's taps sit at first + k * d for k in [0, w), with first = o * s - start; the input
+# is [0, size). Let reach = (w - 1) * d. The window is empty exactly when one of these holds:
+#   (a) first >= size: every tap lies past the input (o >= ceil((size + start) / s));
+#   (b) first + reach < 0: every tap lies before it (o < ceil((start - reach) / s));
+#   (c) otherwise (first < size and first + reach >= 0), the first tap at or after position 0
+#       is k0 = ceil(-first / d) if first < 0, which is <= w - 1 because first + reach >= 0,
+#       and it sits at first mod d (Python's non-negative remainder); if first >= 0 it is k = 0
+#       at first, which equals first mod d when first < d and is inside the input otherwise
+#       (first < size). Either way the window is empty iff first mod d >= size.
+# (a) is a suffix of the outputs and (b) a prefix. (c) needs d > size: with d <= size a
+# window that starts before the input and ends after it cannot step over it. So only with a
+# dilation larger than the input can empty windows sit between non-empty ones, and then they
+# are the o in the middle range whose (o * s - start) mod d >= size. The count of those is
+# len - #{(v mod d) < size}, and [v mod d < size] = floor(v / d) - floor((v - size) / d) for
+# 0 < size <= d, a sum over an arithmetic progression that _floor_sum takes in O(log d) steps.
+# So counting the empty windows among the first n outputs costs O(log), whatever the sizes,
+# and the first few are found by bisection on that count.
+
+
+def _floor_sum(n: int, m: int, a: int, b: int) -> int:
+    """``sum(floor((a * i + b) / m) for i in range(n))`` for n >= 0, m >= 1, a >= 0, in O(log m) steps.
+
+    Reduce a and b below m (their quotients contribute in closed form); then the sum counts the
+    lattice points under the line, which, read with the axes swapped, is the same kind of sum
+    with (n, m, a, b) = ((a n + b) // m, a, m, (a n + b) % m): Euclid's algorithm on (m, a).
+    """
+    total = 0
+    while n > 0:
+        if a >= m:
+            total += (a // m) * (n * (n - 1) // 2)
+            a %= m
+        if not 0 <= b < m:
+            total += (b // m) * n
+            b %= m
+        top = a * n + b
+        if top < m:
+            break
+        n, b, m, a = top // m, top % m, a, m
+    return total
+
+
+def empty_window_count(n: int, size: int, window: int, stride: int, start: int, dilation: int) -> int:
+    """How many of the outputs 0 .. n - 1 along one dim have no tap on the input [0, size) (see the proof above)."""
+    reach = (window - 1) * dilation
+    before_end = min(n, max(0, -((reach - start) // stride)))  # case (b): o < ceil((start - reach) / s)
+    after_start = max(0, -(-(size + start) // stride))  # case (a): o >= ceil((size + start) / s)
+    count = before_end + max(0, n - after_start)
+    middle = min(n, after_start) - before_end
+    if dilation > size and middle > 0:  # case (c)
+        base = before_end * stride - start
+        under = _floor_sum(middle, dilation, stride, base) - _floor_sum(middle, dilation, stride, base - size)
+        count += middle - under
+    return count
+
+
+def empty_window_positions(out: int, size: int, window: int, stride: int, start: int, dilation: int, limit: int) -> list[int]:
+    """The first ``limit`` outputs (of ``out``) with no tap on the input: bisection on ``empty_window_count``."""
+    total = empty_window_count(out, size, window, stride, start, dilation)
+    positions = []
+    for k in range(1, min(total, limit) + 1):
+        low, high = positions[-1] + 1 if positions else 0, out - 1  # the k-th empty output lies in [low, high]
+        while low < high:
+            mid = (low + high) // 2
+            if empty_window_count(mid + 1, size, window, stride, start, dilation) >= k:
+                high = mid
+            else:
+                low = mid + 1
+        positions.append(low)
+    return positions
+
+
 def _check_empty_windows(ctx: Checker, desc: AnyAveragePooling, path: str, x_sizes: Sequence[int], y_sizes: Sequence[int]) -> None:
+    """A window is empty iff along some dim its taps all miss the input: one closed-form count per dim."""
     assert desc.Strides is not None and desc.WindowSize is not None and desc.StartPadding is not None
     dilations = dilations_of(desc)
     for i in range(desc.DimensionCount or 0):
-        size, w, s, sp, d = x_sizes[i + 2], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], dilations[i]
-        empty = [o for o in range(y_sizes[i + 2]) if taps_inside(o, size, w, s, sp, d, 0, size) == 0]
-        if empty:
-            ctx.fail(EMPTY_WINDOW, f"{path}.OutputTensor.Sizes[{i + 2}]", actual=empty, expected="windows that touch the input",
-                     message=f"output positions {fmt(empty[:8])}{' ...' if len(empty) > 8 else ''} along spatial dim {i} have windows wholly in padding; with IncludePadding FALSE their average is 0/0 = NaN")  # fmt: skip
+        args = (x_sizes[i + 2], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], dilations[i])
+        count = empty_window_count(y_sizes[i + 2], *args)
+        if count:
+            first = empty_window_positions(y_sizes[i + 2], *args, limit=8)
+            ctx.fail(EMPTY_WINDOW, f"{path}.OutputTensor.Sizes[{i + 2}]", actual=first, expected="windows that touch the input",
+                     message=f"{count} output position{'s' * (count != 1)} {fmt(first)}{' ...' if count > len(first) else ''} along spatial dim {i} "
+                             f"{'has a window' if count == 1 else 'have windows'} wholly in padding; with IncludePadding FALSE their average is 0/0 = NaN")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
