@@ -279,8 +279,16 @@ def _check_channels(ctx: Checker, desc: DML_CONVOLUTION_OPERATOR_DESC, path: str
             return  # the output channels it would imply are a consequence, not a second mistake
         expected = w.Sizes[1] * g
         hint = ""
-        if cout != expected and cout % w.Sizes[1] == 0 and cin % (cout // w.Sizes[1]) == 0:
-            hint = f"; GroupCount {cout // w.Sizes[1]} would give {cout}"
+        fitting_filter = fmt((cin, cout // g, *w.Sizes[2:]))
+        other_group_count = cout // w.Sizes[1] if cout % w.Sizes[1] == 0 and cin % (cout // w.Sizes[1]) == 0 else 0
+        if cout == expected or cout % g:
+            pass  # nothing to fix here, or CONVOLUTION.GROUP_DIVIDES_CHANNELS already says what
+        elif w.Sizes[1] == cout and g > 1:
+            hint = f"; FilterTensor.Sizes[1] holds all {cout} output channels, but a grouped BACKWARD filter holds Cout/G per group: {{Cin, Cout/G, k...}} = {fitting_filter}"
+        elif other_group_count:
+            hint = f"; GroupCount {other_group_count} would give {cout}, or with GroupCount {g} the filter {{Cin, Cout/G, k...}} is {fitting_filter}"
+        else:
+            hint = f"; with GroupCount {g} the filter {{Cin, Cout/G, k...}} for {cout} outputs is {fitting_filter}"
         ctx.check(cout == expected, OUTPUT_CHANNELS, f"{path}.OutputTensor.Sizes[1]", actual=cout, expected=expected,
                   message=f"is {cout}, expected {expected} = FilterTensor.Sizes[1] * GroupCount = {w.Sizes[1]} * {g}{hint}")  # fmt: skip
         return
