@@ -58,7 +58,7 @@ from dmlpy.operators.activation import (
     DML_ACTIVATION_TANH_OPERATOR_DESC,
 )
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
-from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, average_pooling_output_sizes
+from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, pooled_size
 from dmlpy.operators.space_depth import (
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
     DML_DEPTH_TO_SPACE_OPERATOR_DESC,
@@ -206,28 +206,32 @@ class GraphBuilder:
         include_padding: bool = False,
         output_sizes: Sequence[int] | None = None,
     ) -> Tensor:
-        """Average pooling; DirectML's defaults: strides 1, no padding, no dilation.
+        """Average pooling; DirectML's defaults: strides 1, no padding, no dilation. One int stands for every spatial axis.
 
         Dilations make it AVERAGE_POOLING1 (feature level 6.2). ``output_sizes`` accepts an
         explicit output (the ceil shape of ONNX's ceil_mode); otherwise the floor size is used.
         """
+        x = self._tensor_argument("average_pooling", "x", x)
+        if window is None:
+            msg = f"GraphBuilder.average_pooling at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
+            raise TypeError(msg)
         spatial = len(x.sizes) - 2
-        strides = tuple(strides or (1,) * spatial)
-        start_padding = tuple(start_padding or (0,) * spatial)
-        end_padding = tuple(end_padding or (0,) * spatial)
+        window = _per_axis(window, spatial, 1)
+        strides = _per_axis(strides, spatial, 1)
+        start_padding = _per_axis(start_padding, spatial, 0)
+        end_padding = _per_axis(end_padding, spatial, 0)
+        dilations = None if dilations is None else _per_axis(dilations, spatial, 1)
+        explicit = output_sizes is not None
         if output_sizes is None:
-            try:
-                output_sizes = average_pooling_output_sizes(x.sizes, window, strides, start_padding, end_padding, dilations)
-            except (ValueError, IndexError, ZeroDivisionError):
-                output_sizes = x.sizes  # let validation name the offending argument
-        common = dict(OutputTensor=self._output(x, output_sizes), DimensionCount=len(window), Strides=strides, WindowSize=tuple(window),
+            output_sizes = _pooling_sizes(x.sizes, window, strides, start_padding, end_padding, dilations)
+        common = dict(OutputTensor=self._output(x, output_sizes), DimensionCount=len(window), Strides=strides, WindowSize=window,
                       StartPadding=start_padding, EndPadding=end_padding, IncludePadding=include_padding)  # fmt: skip
         if dilations is not None and any(d != 1 for d in dilations):
             desc: Any = DML_AVERAGE_POOLING1_OPERATOR_DESC(Dilations=tuple(dilations), **common)
         else:
             desc = DML_AVERAGE_POOLING_OPERATOR_DESC(**common)
         arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding",
-                     "Dilations": "dilations", "OutputTensor": "output_sizes", "InputTensor": "x", "DimensionCount": "window"}  # fmt: skip
+                     "Dilations": "dilations", "OutputTensor": "output_sizes" if explicit else "x", "InputTensor": "x", "DimensionCount": "window"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x}, call="average_pooling", arguments=arguments)[0]
 
     # --- convolution ------------------------------------------------------------------
@@ -545,6 +549,20 @@ def _convolution_sizes(x: Sequence[int], w: Sequence[int], strides: Any, dilatio
         try:
             args = (x[i + 2], w[i + 2], strides[i], start[i], end[i], dilations[i])
             size = backward_output_size(*args) + extra[i] if backward else forward_output_size(*args)
+        except _INFERENCE_ERRORS:
+            size = 1
+        sizes.append(size if isinstance(size, int) and size >= 1 else 1)
+    return tuple(sizes)
+
+
+def _pooling_sizes(x: Sequence[int], window: Any, strides: Any, start: Any, end: Any, dilations: Any) -> tuple[int, ...]:
+    """``{N, C, spatial...}`` by the floor formula; an axis no window fits gets 1, so validation reports the rule
+    that fails (POOLING.WINDOW_LARGER_THAN_INPUT, POOLING.STRIDE_ZERO, ...) rather than a size the user never gave.
+    """
+    sizes = list(x[:2])
+    for i in range(len(x) - 2):
+        try:
+            size = pooled_size(x[i + 2], window[i], strides[i], start[i], end[i], 1 if dilations is None else dilations[i])
         except _INFERENCE_ERRORS:
             size = 1
         sizes.append(size if isinstance(size, int) and size >= 1 else 1)
