@@ -522,7 +522,7 @@ def _write(buffer: Buffer, desc: DML_BUFFER_TENSOR_DESC, value: Any, name: str) 
 # Size inference that never raises: a size no formula gives is left for validation to name
 
 
-_INFERENCE_ERRORS = (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError)
+_INFERENCE_ERRORS = (ValueError, TypeError, LookupError, ZeroDivisionError, OverflowError)
 
 
 def _per_axis(value: Any, spatial: int, default: int) -> Any:

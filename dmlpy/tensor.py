@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.enums import DML_TENSOR_DATA_TYPE, DML_TENSOR_FLAGS, DML_TENSOR_TYPE
-from dmlpy.errors import Severity
+from dmlpy.errors import Severity, ints_argument
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import UINT64_MAX, CStruct, Kind, c_field
 from dmlpy.support import TensorSlot, TensorSupport, max_dimension_count
@@ -115,6 +115,7 @@ def element_size(data_type: DT | int) -> int:
 
 def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     """Row-major element strides: what a NULL ``Strides`` means."""
+    sizes = ints_argument("packed_strides", "sizes", sizes)
     strides = []
     running = 1
     for size in reversed(sizes):
@@ -129,6 +130,7 @@ def nhwc_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     DirectML keeps ``Sizes`` in NCHW order and expresses other layouts through strides
     (reference 1.3: sizes {1,1,3,5} -> strides {15,1,5,1}).
     """
+    sizes = ints_argument("nhwc_strides", "sizes", sizes)
     if len(sizes) < 3:
         return packed_strides(sizes)
     order = [0, *range(2, len(sizes)), 1]  # memory order, outermost first
@@ -163,17 +165,18 @@ def calc_buffer_tensor_size(
         # DirectMLX's switch answers 0 for any value DirectML.h does not define
         data_type = DT._value2member_map_.get(int(data_type), DT.UNKNOWN)
     bits = ELEMENT_BITS.get(as_data_type(data_type), 0)
+    # Python ints: NumPy integers would wrap at 32 or 64 bits
+    sizes = () if sizes is None else ints_argument("calc_buffer_tensor_size", "sizes", sizes)
+    strides = None if strides is None else ints_argument("calc_buffer_tensor_size", "strides", strides)
     if not sizes or bits == 0:
         return 0
-    sizes = [int(s) for s in sizes]  # NumPy integers would wrap at 32 or 64 bits
-    strides = None if strides is None else [int(s) for s in strides]
     if strides is None:
         elements = 1
         for size in sizes:
             elements = _checked(elements * size, "the element count")
     else:
         if len(strides) != len(sizes):
-            msg = f"{len(strides)} strides for {len(sizes)} sizes"
+            msg = f"calc_buffer_tensor_size: {len(strides)} strides for {len(sizes)} sizes"
             raise ValueError(msg)
         if any(size == 0 for size in sizes):
             return 0
@@ -234,8 +237,8 @@ def buffer_tensor(
     ``dtype`` is a DML_TENSOR_DATA_TYPE or anything NumPy calls a dtype.
     """
     data_type = as_data_type(dtype)
-    sizes = tuple(int(s) for s in sizes)
-    strides = None if strides is None else tuple(int(s) for s in strides)
+    sizes = ints_argument("buffer_tensor", "sizes", sizes, minimum=None)  # a bad size is validation's to report
+    strides = None if strides is None else ints_argument("buffer_tensor", "strides", strides, minimum=None)
     if total_size is None:
         total_size = calc_buffer_tensor_size(data_type, sizes, strides)
     return DML_TENSOR_DESC(

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.enums import DML_OPERATOR_TYPE
-from dmlpy.errors import Severity
+from dmlpy.errors import Severity, ints_argument
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
@@ -68,7 +68,13 @@ def dilations_of(desc: AnyAveragePooling) -> tuple[int, ...]:
 
 
 def pooled_size(size: int, window: int, stride: int, start: int, end: int, dilation: int = 1) -> int:
-    """The floor output size of one spatial dim: ``(in + start + end - keff) / stride + 1``."""
+    """The floor output size of one spatial dim: ``(in + start + end - keff) / stride + 1``.
+
+    Below 1 when the dilated window is longer than the padded input (no output exists).
+    """
+    if stride < 1:
+        msg = f"pooled_size: stride is {stride}, expected at least 1"
+        raise ValueError(msg)
     effective_window = (window - 1) * dilation + 1
     return (size + start + end - effective_window) // stride + 1
 
@@ -97,21 +103,33 @@ def average_pooling_output_sizes(
     """The OutputTensor.Sizes DirectML expects: N and C copied, spatial sizes by the floor formula.
 
     ``ceil_mode`` gives the ceil shape where it is allowed (ONNX/PyTorch ceil_mode; DirectML
-    has no rounding flag, the output size alone says it).
+    has no rounding flag, the output size alone says it). None or an empty sequence means
+    DirectML's default (strides and dilations 1, padding 0). Raises ``TypeError`` or
+    ``ValueError`` naming the argument when no output size exists.
     """
+    name = "average_pooling_output_sizes"
+    input_sizes = ints_argument(name, "input_sizes", input_sizes, minimum=1)
     spatial = len(input_sizes) - 2
-    strides = strides or (1,) * spatial
-    start_padding = start_padding or (0,) * spatial
-    end_padding = end_padding or (0,) * spatial
-    dilations = dilations or (1,) * spatial
-    for name, values in (("window_size", window_size), ("strides", strides), ("dilations", dilations)):
-        if any(v < 1 for v in values[:spatial]):
-            msg = f"{name} {tuple(values)} has an entry below 1; no output size exists"
-            raise ValueError(msg)
+    if spatial < 1:
+        msg = f"{name}: input_sizes {input_sizes} has {len(input_sizes)} entries, expected at least 3 ({{N, C, spatial...}})"
+        raise ValueError(msg)
+
+    def per_axis(argument: str, values: Sequence[int] | None, default: int, minimum: int) -> tuple[int, ...]:
+        if values is None or (isinstance(values, (list, tuple)) and not values):
+            return (default,) * spatial
+        return ints_argument(name, argument, values, length=spatial, minimum=minimum)
+
+    window_size = ints_argument(name, "window_size", window_size, length=spatial, minimum=1)
+    strides, dilations = per_axis("strides", strides, 1, 1), per_axis("dilations", dilations, 1, 1)
+    start_padding, end_padding = per_axis("start_padding", start_padding, 0, 0), per_axis("end_padding", end_padding, 0, 0)
     out = list(input_sizes[:2])
     for i in range(spatial):
         args = (input_sizes[i + 2], window_size[i], strides[i], start_padding[i], end_padding[i], dilations[i])
         size = pooled_size(*args)
+        if size < 1:
+            msg = (f"{name}: window_size[{i}] = {window_size[i]} with dilation {dilations[i]} spans {(window_size[i] - 1) * dilations[i] + 1} taps, "
+                   f"more than the padded input {input_sizes[i + 2]} + {start_padding[i]} + {end_padding[i]}")  # fmt: skip
+            raise ValueError(msg)
         if ceil_mode and ceil_shape_allowed(*args):
             size += 1
         out.append(size)

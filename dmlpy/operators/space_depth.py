@@ -40,6 +40,7 @@ import numpy as np
 
 from dmlpy.enums import DML_DEPTH_SPACE_ORDER, DML_OPERATOR_TYPE
 from dmlpy.enums import DML_TENSOR_DATA_TYPE as DT
+from dmlpy.errors import int_argument, ints_argument
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
@@ -98,14 +99,13 @@ def is_space_to_depth(desc: Any) -> bool:
 # Output sizes
 
 
-def _four(sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
+def _four(function: str, sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
+    sizes = ints_argument(function, "input_sizes", sizes, minimum=1)
     if len(sizes) != 4:
-        msg = f"space/depth tensors are exactly 4-D {{N, C, H, W}}; got {len(sizes)} sizes {fmt(list(sizes))}"
+        msg = f"{function}: space/depth tensors are exactly 4-D {{N, C, H, W}}; got {len(sizes)} sizes {fmt(list(sizes))}"
         raise ValueError(msg)
-    if block_size < 1:
-        msg = f"BlockSize is {block_size}, expected at least 1"
-        raise ValueError(msg)
-    n, c, h, w = (int(s) for s in sizes)
+    int_argument(function, "block_size", block_size, minimum=1)
+    n, c, h, w = sizes
     return n, c, h, w
 
 
@@ -114,8 +114,8 @@ def space_to_depth_output_sizes(input_sizes: Sequence[int], block_size: int) -> 
 
     Raises ValueError unless the input is 4-D, ``B >= 1`` and B divides H and W (DESIGN section 5).
     """
-    n, c, h, w = _four(input_sizes, block_size)
-    b = block_size
+    n, c, h, w = _four("space_to_depth_output_sizes", input_sizes, block_size)
+    b = int(block_size)
     if h % b or w % b:
         msg = f"SpaceToDepth needs H and W that are multiples of BlockSize {b}; got H = {h}, W = {w}"
         raise ValueError(msg)
@@ -127,8 +127,8 @@ def depth_to_space_output_sizes(input_sizes: Sequence[int], block_size: int) -> 
 
     Raises ValueError unless the input is 4-D, ``B >= 1`` and B*B divides C (DESIGN section 5).
     """
-    n, c, h, w = _four(input_sizes, block_size)
-    b = block_size
+    n, c, h, w = _four("depth_to_space_output_sizes", input_sizes, block_size)
+    b = int(block_size)
     if c % (b * b):
         msg = f"DepthToSpace needs C that is a multiple of BlockSize * BlockSize = {b * b}; got C = {c}"
         raise ValueError(msg)
