@@ -39,7 +39,7 @@ from dmlpy.enums import (
     HRESULT,
     c_name,
 )
-from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
+from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity, int_argument
 from dmlpy.execution import NOT_INITIALIZED, CommandList, CommandRecorder, execute_command_list
 from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, compile_graph, plan_graph
 from dmlpy.operators import OperatorSpec, check_operator, operator_desc
@@ -320,6 +320,9 @@ class Device:
     def create_operator_initializer(self, operators: Sequence[CompiledOperator | CompiledGraph] | None = None) -> OperatorInitializer:
         """IDMLDevice::CreateOperatorInitializer: the list may be empty."""
         self.check_alive()
+        if operators is not None and (isinstance(operators, (str, bytes)) or not isinstance(operators, Sequence)):
+            msg = f"CreateOperatorInitializer: operators is a {type(operators).__name__}, expected a list of compiled operators or graphs"
+            raise TypeError(msg)
         return OperatorInitializer(self, operators or ())
 
     def create_binding_table(self, desc: DML_BINDING_TABLE_DESC | CompiledOperator | OperatorInitializer | None = None) -> BindingTable:
@@ -418,14 +421,19 @@ def create_device(
     try:
         level = DML_FEATURE_LEVEL(feature_level)
     except ValueError:
-        msg = f"{feature_level!r} is not a DML_FEATURE_LEVEL"
+        msg = f"create_device: feature_level {feature_level!r} is not a DML_FEATURE_LEVEL"
         raise ValueError(msg) from None
+    threads = int_argument("create_device", "threads", threads)
     return Device(level, debug=debug, strict=strict, backend=get_backend(backend, threads))
 
 
 def validate(desc: Any, feature_level: DML_FEATURE_LEVEL | int = DML_FEATURE_LEVEL.LEVEL_6_4) -> Report:
     """Every finding for an operator desc (bare or in a DML_OPERATOR_DESC) or a DML_GRAPH_DESC at ``feature_level``."""
-    ctx = Checker(DML_FEATURE_LEVEL(feature_level))
+    try:
+        ctx = Checker(DML_FEATURE_LEVEL(feature_level))
+    except ValueError:
+        msg = f"validate: feature_level {feature_level!r} is not a DML_FEATURE_LEVEL"
+        raise ValueError(msg) from None
     if isinstance(desc, DML_GRAPH_DESC):
         plan_graph(ctx, desc)
         return Report(ctx.findings)
@@ -449,6 +457,9 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     The steps are DirectML's: CreateOperator, CompileOperator, an initializer (which takes
     the OWNED_BY_DML inputs), binding tables, RecordDispatch, execute, read back.
     """
+    if device is not None and not isinstance(device, Device):
+        msg = f"run: device is a {type(device).__name__}, expected a dmlpy Device (or None; backend='numpy' picks a backend)"
+        raise TypeError(msg)
     device = device or create_device(feature_level or DML_FEATURE_LEVEL.LEVEL_6_4, backend=backend)
     operator = device.create_operator(desc)
     compiled = device.compile_operator(operator)
@@ -477,7 +488,8 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in compiled.output_slots()]
 
     props = compiled.get_binding_properties()
-    persistent = device.create_buffer(props.PersistentResourceSize, "persistent") if props.PersistentResourceSize else None
+    owned = ", ".join(s.name for s in slots if s.owned and s.tensor is not None)
+    persistent = device.create_buffer(props.PersistentResourceSize, f"persistent resource ({owned})") if props.PersistentResourceSize else None
     recorder = device.create_command_recorder()
     command_list = device.create_command_list()
 

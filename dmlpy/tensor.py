@@ -48,18 +48,22 @@ def numpy_dtype(data_type: DT | int) -> np.dtype[Any]:
         raise ValueError(msg) from None
 
 
-def as_data_type(dtype: Any) -> DT:
-    """Accepts a DML_TENSOR_DATA_TYPE, its name (``'FLOAT32'``), or anything ``np.dtype`` takes."""
+def as_data_type(dtype: Any, argument: str = "dtype") -> DT:
+    """Accepts a DML_TENSOR_DATA_TYPE, its name (``'FLOAT32'``), or anything ``np.dtype`` takes; ``argument`` names it in the TypeError."""
     if isinstance(dtype, DT):
         return dtype
     if isinstance(dtype, str) and dtype.upper() in DT.__members__:
         return DT[dtype.upper()]
     if isinstance(dtype, int) and not isinstance(dtype, bool):
-        return DT(dtype)
+        try:
+            return DT(dtype)
+        except ValueError:
+            msg = f"{argument} {dtype!r} is not a DML_TENSOR_DATA_TYPE value"
+            raise ValueError(msg) from None
     try:
         return _FROM_NUMPY[np.dtype(dtype)]
     except (KeyError, TypeError):
-        msg = f"{dtype!r} is not a data type DirectML has"
+        msg = f"{argument} {dtype!r} is not a data type DirectML has (give a DML_TENSOR_DATA_TYPE, its name such as 'FLOAT32', or a NumPy dtype)"
         raise TypeError(msg) from None
 
 
@@ -164,7 +168,7 @@ def calc_buffer_tensor_size(
     if isinstance(data_type, int) and not isinstance(data_type, DT):
         # DirectMLX's switch answers 0 for any value DirectML.h does not define
         data_type = DT._value2member_map_.get(int(data_type), DT.UNKNOWN)
-    bits = ELEMENT_BITS.get(as_data_type(data_type), 0)
+    bits = ELEMENT_BITS.get(as_data_type(data_type, "data_type"), 0)
     # Python ints: NumPy integers would wrap at 32 or 64 bits
     sizes = () if sizes is None else ints_argument("calc_buffer_tensor_size", "sizes", sizes)
     strides = None if strides is None else ints_argument("calc_buffer_tensor_size", "strides", strides)

@@ -417,6 +417,7 @@ def tensorflow_depth_to_space(
 def _tensorflow(
     shape: Sequence[int], block_size: int, data_format: str, dtype: Any, *, vect_c_as_int32: bool, to_depth: bool
 ) -> TensorFlowSpaceDepth:
+    shape = ints_argument("tensorflow_space_to_depth" if to_depth else "tensorflow_depth_to_space", "shape", shape, minimum=1)
     b = _tf_block_size(block_size)
     if data_format not in TF_FORMATS:
         msg = f"data_format {data_format!r} is not one of {', '.join(TF_FORMATS)}"
