@@ -244,11 +244,11 @@ def taps_inside(out_index: int, size: int, window: int, stride: int, start: int,
 # is [0, size). Let reach = (w - 1) * d. The window is empty exactly when one of these holds:
 #   (a) first >= size: every tap lies past the input (o >= ceil((size + start) / s));
 #   (b) first + reach < 0: every tap lies before it (o < ceil((start - reach) / s));
-#   (c) otherwise (first < size and first + reach >= 0), the first tap at or after position 0
-#       is k0 = ceil(-first / d) if first < 0, which is <= w - 1 because first + reach >= 0,
-#       and it sits at first mod d (Python's non-negative remainder); if first >= 0 it is k = 0
-#       at first, which equals first mod d when first < d and is inside the input otherwise
-#       (first < size). Either way the window is empty iff first mod d >= size.
+#   (c) otherwise (first < size and first + reach >= 0): first mod d >= size, with Python's
+#       non-negative remainder. If first < 0, the first tap at or after 0 is k0 = ceil(-first / d),
+#       which is <= w - 1 because first + reach >= 0, and it sits at first + k0 * d = first mod d;
+#       the window is empty iff that tap is past the input. If 0 <= first < size, tap 0 is on the
+#       input, and first mod d <= first < size, so the condition rightly says "not empty".
 # (a) is a suffix of the outputs and (b) a prefix. (c) needs d > size: with d <= size a
 # window that starts before the input and ends after it cannot step over it. So only with a
 # dilation larger than the input can empty windows sit between non-empty ones, and then they

@@ -16,7 +16,7 @@ from conftest import assert_rule
 
 import dmlpy
 from dmlpy import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, DML_TENSOR_DATA_TYPE, buffer_tensor
-from dmlpy.operators.pooling import empty_window_count, empty_window_positions, pooled_size
+from dmlpy.operators.pooling import _floor_sum, empty_window_count, empty_window_positions, pooled_size
 
 DT = DML_TENSOR_DATA_TYPE
 PATH = "DML_AVERAGE_POOLING1_OPERATOR_DESC.OutputTensor.Sizes"
@@ -24,6 +24,14 @@ PATH = "DML_AVERAGE_POOLING1_OPERATOR_DESC.OutputTensor.Sizes"
 
 def empty_by_search(out: int, size: int, window: int, stride: int, start: int, dilation: int) -> list[int]:
     return [o for o in range(out) if not any(0 <= o * stride - start + k * dilation < size for k in range(window))]
+
+
+def test_floor_sum_equals_the_plain_sum_of_floors() -> None:
+    rng = random.Random(11)
+    for _ in range(5000):
+        n, m, a, b = rng.randint(0, 40), rng.randint(1, 30), rng.randint(0, 60), rng.randint(-90, 90)
+        assert _floor_sum(n, m, a, b) == sum((a * i + b) // m for i in range(n)), (n, m, a, b)
+    assert _floor_sum(10**6, 2**32 - 1, 2**31 + 7, -(2**40)) == sum((i * (2**31 + 7) - 2**40) // (2**32 - 1) for i in range(10**6))
 
 
 def test_empty_window_count_and_positions_match_a_tap_by_tap_search_on_random_geometries() -> None:
