@@ -31,13 +31,13 @@ def test_floor_sum_equals_the_plain_sum_of_floors() -> None:
     for _ in range(5000):
         n, m, a, b = rng.randint(0, 40), rng.randint(1, 30), rng.randint(0, 60), rng.randint(-90, 90)
         assert _floor_sum(n, m, a, b) == sum((a * i + b) // m for i in range(n)), (n, m, a, b)
-    assert _floor_sum(10**6, 2**32 - 1, 2**31 + 7, -(2**40)) == sum((i * (2**31 + 7) - 2**40) // (2**32 - 1) for i in range(10**6))
+    assert _floor_sum(10**5, 2**32 - 1, 2**31 + 7, -(2**40)) == sum((i * (2**31 + 7) - 2**40) // (2**32 - 1) for i in range(10**5))
 
 
 def test_empty_window_count_and_positions_match_a_tap_by_tap_search_on_random_geometries() -> None:
     rng = random.Random(20261124)
     with_middle_gaps = 0
-    for _ in range(20000):
+    for _ in range(6000):
         size, window, stride, start, dilation = rng.randint(1, 9), rng.randint(1, 6), rng.randint(1, 5), rng.randint(0, 14), rng.randint(1, 13)
         out = rng.randint(0, 30)
         expected = empty_by_search(out, size, window, stride, start, dilation)
@@ -45,7 +45,7 @@ def test_empty_window_count_and_positions_match_a_tap_by_tap_search_on_random_ge
         assert empty_window_positions(out, size, window, stride, start, dilation, 8) == expected[:8], (size, window, stride, start, dilation, out)
         non_empty = [o for o in range(out) if o not in expected]
         with_middle_gaps += bool(non_empty) and any(non_empty[0] < o < non_empty[-1] for o in expected)
-    assert with_middle_gaps > 100  # the sample reaches the case where dilation steps over the input
+    assert with_middle_gaps > 500  # the sample reaches the case where dilation steps over the input
 
 
 def test_validate_reports_every_empty_window_of_random_descs_as_a_search_finds_them() -> None:
