@@ -176,3 +176,75 @@ def test_sizes_beyond_the_address_space_are_refused_before_numpy_sees_them() -> 
     with pytest.raises(DmlError) as caught:
         Buffer(sys.maxsize)
     assert caught.value.hresult == HRESULT.E_OUTOFMEMORY
+
+
+# ---------------------------------------------------------------------------------------
+# Every argument of every sizing, tensor and builder function, each replaced by each bad value
+
+BAD_VALUES = [None, -1, 0, 2**70, 1.5, "a", [], [1], [1, 2], [1, 1, 0, 0], [1, 1, -3, 4], (1, 1, 2**40, 2), {"a": 1}, True, np.array([1, 1, 4, 4]), object()]
+
+
+def _pool(*args: Any) -> Any:
+    g, x = builder()
+    return g.average_pooling(x, *args)
+
+
+def _conv(backward: bool, *args: Any) -> Any:
+    g, x = builder()
+    keywords = ("strides", "dilations", "start_padding", "end_padding", "groups", "mode", "activation", "output_sizes", "output_padding")
+    call = g.conv_transpose if backward else g.convolution
+    kwargs = dict(zip(keywords, args))
+    if not backward:
+        kwargs.pop("output_padding")
+    return call(x, g.input("w", "float32", (2, 2, 1, 1)), **kwargs)
+
+
+def _add(desc: Any, inputs: Any) -> Any:
+    g, x = builder()
+    if isinstance(desc, str) and desc == "a RELU desc":
+        desc = DML_ACTIVATION_RELU_OPERATOR_DESC(OutputTensor=buffer_tensor(DT.FLOAT32, [1, 2, 4, 4]))
+    return g.add_operator(desc, {"InputTensor": x} if isinstance(inputs, str) and inputs == "x" else inputs)
+
+
+SWEEP = [
+    pytest.param(dmlpy.average_pooling_output_sizes, ([1, 1, 4, 4], [2, 2], [1, 1], [0, 0], [0, 0], [1, 1]), id="average_pooling_output_sizes"),
+    pytest.param(dmlpy.forward_output_size, (4, 2, 1, 0, 0, 1, 0), id="forward_output_size"),
+    pytest.param(dmlpy.backward_output_size, (4, 2, 1, 0, 0, 1, 0), id="backward_output_size"),
+    pytest.param(dmlpy.backward_output_size_range, (4, 2, 1, 0, 0, 1, 0), id="backward_output_size_range"),
+    pytest.param(dmlpy.convolution_output_sizes, ([1, 1, 4, 4], [1, 1, 2, 2], [1, 1], [1, 1], [0, 0], [0, 0], [0, 0], 1, 0), id="convolution_output_sizes"),
+    pytest.param(dmlpy.space_to_depth_output_sizes, ([1, 1, 4, 4], 2), id="space_to_depth_output_sizes"),
+    pytest.param(dmlpy.depth_to_space_output_sizes, ([1, 4, 4, 4], 2), id="depth_to_space_output_sizes"),
+    pytest.param(dmlpy.tensorflow_space_to_depth, ((1, 4, 4, 1), 2, "NHWC"), id="tensorflow_space_to_depth"),
+    pytest.param(dmlpy.calc_buffer_tensor_size, (DT.FLOAT32, [1, 1, 4, 4], None), id="calc_buffer_tensor_size"),
+    pytest.param(dmlpy.buffer_tensor, (DT.FLOAT32, [1, 1, 4, 4], None), id="buffer_tensor"),
+    pytest.param(dmlpy.packed_strides, ([1, 1, 4, 4],), id="packed_strides"),
+    pytest.param(dmlpy.nhwc_strides, ([1, 1, 4, 4],), id="nhwc_strides"),
+    pytest.param(pooling.pooled_size, (4, 2, 1, 0, 0, 1), id="pooled_size"),
+    pytest.param(lambda size, name: Buffer(size, name), (16, "b"), id="Buffer"),
+    pytest.param(lambda tensor, offset: Buffer(64).read(tensor, offset), (buffer_tensor(DT.FLOAT32, [1, 1, 2, 2]), 0), id="Buffer.read"),
+    pytest.param(lambda array, offset: Buffer(64).upload(array, offset), (np.zeros(4, np.float32), 0), id="Buffer.upload"),
+    pytest.param(dmlpy.buffer_binding, (Buffer(64), 0, 16), id="buffer_binding"),
+    pytest.param(dmlpy.validate, (relu(), dmlpy.DML_FEATURE_LEVEL.LEVEL_6_4), id="validate"),
+    pytest.param(lambda x: dmlpy.run(relu(), backend="numpy", InputTensor=x), (np.zeros(SIZES, np.float32),), id="run"),
+    pytest.param(lambda level, threads: dmlpy.create_device(level, backend="numpy", threads=threads), (dmlpy.DML_FEATURE_LEVEL.LEVEL_6_4, 0), id="create_device"),
+    pytest.param(lambda name, dtype, sizes, strides: builder()[0].input(name, dtype, sizes, strides), ("y", "float32", (1, 2, 4, 4), None), id="GraphBuilder.input"),
+    pytest.param(_pool, ((2, 2), (1, 1), (0, 0), (0, 0), None), id="GraphBuilder.average_pooling"),
+    pytest.param(lambda *args: _conv(False, *args), (None, None, None, None, 1, 1, None, None, None), id="GraphBuilder.convolution"),
+    pytest.param(lambda *args: _conv(True, *args), (None, None, None, None, 1, 1, None, None, None), id="GraphBuilder.conv_transpose"),
+    pytest.param(lambda block, order: (lambda g, x: g.space_to_depth(x, block, order))(*builder()), (2, 0), id="GraphBuilder.space_to_depth"),
+    pytest.param(lambda desc, inputs: _add(desc, inputs), ("a RELU desc", "x"), id="GraphBuilder.add_operator"),
+]  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:Data type alias:DeprecationWarning")  # NumPy's note on np.dtype("a")
+@pytest.mark.parametrize(("function", "good"), SWEEP)
+def test_no_bad_argument_value_makes_a_public_function_leak_a_python_error(function: Callable[..., Any], good: tuple[Any, ...]) -> None:
+    function(*good)  # the good arguments work, so each failure below is the bad value's
+    for position in range(len(good)):
+        for bad in BAD_VALUES:
+            arguments = list(good)
+            arguments[position] = bad
+            try:
+                function(*arguments)
+            except ALLOWED:
+                pass
