@@ -228,7 +228,7 @@ class GraphBuilder:
             msg = f"GraphBuilder.average_pooling at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
             raise TypeError(msg)
         spatial = len(x.sizes) - 2
-        window = _per_axis(window, spatial, 1)
+        window = _per_axis(window, spatial, None)  # no default: a window must be given
         strides = _per_axis(strides, spatial, 1)
         start_padding = _per_axis(start_padding, spatial, 0)
         end_padding = _per_axis(end_padding, spatial, 0)
@@ -544,9 +544,9 @@ def _write(buffer: Buffer, desc: DML_BUFFER_TENSOR_DESC, value: Any, name: str) 
 _INFERENCE_ERRORS = (ValueError, TypeError, LookupError, ZeroDivisionError, OverflowError)
 
 
-def _per_axis(value: Any, spatial: int, default: int) -> Any:
-    """DirectML's default for every spatial axis when ``value`` is None; one int for every axis; else as given."""
-    if value is None:
+def _per_axis(value: Any, spatial: int, default: int | None) -> Any:
+    """``default`` for every spatial axis when ``value`` is None or empty (as DirectMLX reads an empty array); one int for every axis; else as given."""
+    if default is not None and (value is None or (isinstance(value, (list, tuple)) and not value)):
         return (default,) * spatial
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return (int(value),) * spatial
