@@ -93,20 +93,23 @@ def cast_to_data_type(value: Any, data_type: DT | int, name: str) -> np.ndarray:
         low, high = int(array.min()), int(array.max())  # Python ints: no wrap-around in the comparison
         if low < info.min or high > info.max:
             bad = low if low < info.min else high
-            msg = f"{name}: the value {bad} does not fit a {type_name} tensor ({info.min} .. {info.max}); convert it explicitly with astype if wrapping is meant"
+            msg = f"{name}: the value {bad} does not fit the tensor's {type_name} ({info.min} .. {info.max}); convert it explicitly with astype if wrapping is meant"
             raise ValueError(msg)
         return array.astype(target)
     with np.errstate(over="ignore", invalid="ignore"):
         cast = array.astype(target)
         if integral:
-            # exact iff the float converts back to the same integer (an overflowing float does not)
-            lost = ~np.isfinite(cast) | (cast.astype(source) != array)
+            # exact iff the float lies in the source type's range (where converting back is defined,
+            # rather than wrapping or saturating by platform) and converts back to the same integer
+            info = np.iinfo(source)
+            inside = np.isfinite(cast) & (cast >= float(info.min)) & (cast < float(info.max) + 1)
+            lost = ~inside | (np.where(inside, cast, 0).astype(source) != array)
         else:
             lost = np.isinf(cast) & np.isfinite(array)
     if lost.any():
         bad = array[lost].flat[0]
         reason = "is not exactly representable in" if integral else "overflows to infinity in"
-        msg = f"{name}: the value {bad} {reason} a {type_name} tensor; convert it explicitly with astype if that is meant"
+        msg = f"{name}: the value {bad} {reason} the tensor's {type_name}; convert it explicitly with astype if that is meant"
         raise ValueError(msg)
     return cast
 

@@ -37,6 +37,7 @@ REFUSED = [
     pytest.param(DT.FLOAT32, column(2**24 + 1, 1, 2, 3, dtype=np.int64), str(2**24 + 1), id="int64 2^24 + 1 is not a FLOAT32"),
     pytest.param(DT.FLOAT16, column(70000, 1, 2, 3, dtype=np.int32), "70000", id="int32 70000 overflows FLOAT16"),
     pytest.param(DT.FLOAT64, column(2**63 - 1, 1, 2, 3, dtype=np.int64), str(2**63 - 1), id="int64 2^63 - 1 is not a FLOAT64"),
+    pytest.param(DT.FLOAT64, column(2**64 - 1, 1, 2, 3, dtype=np.uint64), str(2**64 - 1), id="uint64 2^64 - 1 rounds to 2^64 in FLOAT64"),
 ]
 
 
