@@ -119,13 +119,15 @@ def operator_node(operator: Any, name: str | None = None) -> DML_GRAPH_NODE_DESC
 
 
 def constant_node(data: Any, name: str | None = None) -> DML_GRAPH_NODE_DESC:
-    if isinstance(data, np.ndarray) and not data.dtype.hasobject:
+    msg = f"constant_node: data is a {type(data).__name__}{f' of {data.dtype}' if isinstance(data, np.ndarray) else ''}, expected bytes or a NumPy array of numbers"
+    if isinstance(data, np.ndarray):
+        if data.dtype.hasobject:  # its bytes would be pointers
+            raise TypeError(msg)
         raw = bytes(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
     else:
         try:
             raw = bytes(data)
         except (TypeError, ValueError):
-            msg = f"constant_node: data is a {type(data).__name__}{f' of {data.dtype}' if isinstance(data, np.ndarray) else ''}, expected bytes or a NumPy array of numbers"
             raise TypeError(msg) from None
     return DML_GRAPH_NODE_DESC(DML_GRAPH_NODE_TYPE.CONSTANT, DML_CONSTANT_DATA_GRAPH_NODE_DESC(raw, len(raw), name))
 

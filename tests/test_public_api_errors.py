@@ -115,6 +115,7 @@ CASES = [
     pytest.param(lambda: table().reset(42), "desc", id="BindingTable.reset to an int"),
     # --- graphs
     pytest.param(lambda: dmlpy.constant_node(None), "data", id="constant_node of None"),
+    pytest.param(lambda: dmlpy.constant_node(np.array([object()])), "data", id="constant_node of Python objects (their bytes would be pointers)"),
     pytest.param(lambda: dmlpy.graph_desc(1, 1, None, [], []), "nodes", id="graph_desc without a node list"),
     # --- the builder
     pytest.param(lambda: GraphBuilder(device="numpy"), "device", id="GraphBuilder on a string for a device"),
