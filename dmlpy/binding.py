@@ -59,7 +59,11 @@ class Buffer:
     def upload(self, array: Any, offset: int = 0) -> None:
         """Copy ``array``'s bytes (C order) into the buffer at ``offset``."""
         offset = int_argument("Buffer.upload", "offset", offset, minimum=None)
-        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        array = np.ascontiguousarray(array)
+        if array.dtype.hasobject:
+            msg = f"Buffer.upload: array holds Python objects ({array.dtype}), expected numbers; convert it with np.asarray(..., dtype=...)"
+            raise TypeError(msg)
+        raw = array.reshape(-1).view(np.uint8)
         if offset < 0 or offset + raw.size > self.size:
             msg = f"uploading {raw.size} bytes at offset {offset} overruns a {self.size}-byte buffer"
             raise ValueError(msg)

@@ -109,6 +109,7 @@ CASES = [
     pytest.param(lambda: Buffer(64).read(buffer_tensor(DT.FLOAT32, [2]), offset="a"), "offset", id="Buffer.read at a string offset"),
     pytest.param(lambda: Buffer(64).upload(np.zeros(4, np.float32), offset=None), "offset", id="Buffer.upload at offset None"),
     pytest.param(lambda: Buffer.from_array(None), "array", id="Buffer.from_array of None"),
+    pytest.param(lambda: Buffer(64).upload([None, 1]), "array", id="Buffer.upload of Python objects"),
     pytest.param(lambda: dmlpy.buffer_binding(42), "buffer", id="buffer_binding of an int"),
     pytest.param(lambda: dmlpy.buffer_binding(Buffer(64), "a"), "offset", id="buffer_binding at a string offset"),
     pytest.param(lambda: dmlpy.array_binding(None), "bindings", id="array_binding of None"),
