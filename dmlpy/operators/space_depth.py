@@ -110,9 +110,9 @@ def _four(function: str, sizes: Sequence[int], block_size: int) -> tuple[int, in
 
 
 def space_to_depth_output_sizes(input_sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
-    """``{N, C*B*B, H/B, W/B}`` (reference 3.5; the doc's member text has the inverse by mistake).
+    """``{N, C*B*B, H/B, W/B}`` (https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_space_to_depth_operator_desc; its member text has the inverse by mistake).
 
-    Raises ValueError unless the input is 4-D, ``B >= 1`` and B divides H and W (DESIGN section 5).
+    Raises TypeError or ValueError unless the input is 4-D, ``B >= 1`` and B divides H and W (docs/deviations.md).
     """
     n, c, h, w = _four("space_to_depth_output_sizes", input_sizes, block_size)
     b = int(block_size)
@@ -123,9 +123,9 @@ def space_to_depth_output_sizes(input_sizes: Sequence[int], block_size: int) -> 
 
 
 def depth_to_space_output_sizes(input_sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
-    """``{N, C/(B*B), H*B, W*B}`` (reference 3.7).
+    """``{N, C/(B*B), H*B, W*B}`` (https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_depth_to_space_operator_desc).
 
-    Raises ValueError unless the input is 4-D, ``B >= 1`` and B*B divides C (DESIGN section 5).
+    Raises TypeError or ValueError unless the input is 4-D, ``B >= 1`` and B*B divides C (docs/deviations.md).
     """
     n, c, h, w = _four("depth_to_space_output_sizes", input_sizes, block_size)
     b = int(block_size)
