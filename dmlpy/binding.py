@@ -8,6 +8,7 @@ records the removal on the device (DESIGN section 4).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,8 +21,9 @@ from dmlpy.enums import (
     DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT,
     DML_PERSISTENT_BUFFER_ALIGNMENT,
     DML_TEMPORARY_BUFFER_ALIGNMENT,
+    HRESULT,
 )
-from dmlpy.errors import Finding, Severity
+from dmlpy.errors import DmlError, Finding, Severity, int_argument
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, numpy_dtype
 
@@ -32,11 +34,8 @@ class Buffer:
     """A GPU buffer in a DEFAULT heap, emulated by 64-byte-aligned host memory."""
 
     def __init__(self, size_in_bytes: int, name: str = "") -> None:
-        size_in_bytes = int(size_in_bytes)
-        if size_in_bytes < 0:
-            msg = f"a buffer cannot have {size_in_bytes} bytes"
-            raise ValueError(msg)
-        raw = np.zeros(size_in_bytes + _BASE_ALIGNMENT, dtype=np.uint8)
+        size_in_bytes = int_argument("Buffer", "size_in_bytes", size_in_bytes)
+        raw = _allocate(size_in_bytes + _BASE_ALIGNMENT, size_in_bytes, name)
         start = (-raw.ctypes.data) % _BASE_ALIGNMENT
         self.data: np.ndarray = raw[start : start + size_in_bytes]
         self.name = name
@@ -49,6 +48,9 @@ class Buffer:
     def from_array(cls, array: Any, *, size_in_bytes: int | None = None, name: str = "") -> Buffer:
         """A buffer holding ``array``'s bytes in C order, padded with zeros to a multiple of 4."""
         array = np.ascontiguousarray(array)
+        if array.dtype.hasobject:
+            msg = f"Buffer.from_array: array holds Python objects ({array.dtype}), expected numbers; convert it with np.asarray(..., dtype=...)"
+            raise TypeError(msg)
         size = size_in_bytes if size_in_bytes is not None else (array.nbytes + 3) & ~3
         buffer = cls(size, name)
         buffer.upload(array)
@@ -56,7 +58,12 @@ class Buffer:
 
     def upload(self, array: Any, offset: int = 0) -> None:
         """Copy ``array``'s bytes (C order) into the buffer at ``offset``."""
-        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        offset = int_argument("Buffer.upload", "offset", offset, minimum=None)
+        array = np.ascontiguousarray(array)
+        if array.dtype.hasobject:
+            msg = f"Buffer.upload: array holds Python objects ({array.dtype}), expected numbers; convert it with np.asarray(..., dtype=...)"
+            raise TypeError(msg)
+        raw = array.reshape(-1).view(np.uint8)
         if offset < 0 or offset + raw.size > self.size:
             msg = f"uploading {raw.size} bytes at offset {offset} overruns a {self.size}-byte buffer"
             raise ValueError(msg)
@@ -65,6 +72,10 @@ class Buffer:
     def view(self, tensor: DML_TENSOR_DESC | DML_BUFFER_TENSOR_DESC, offset: int = 0, *, writeable: bool = False) -> np.ndarray:
         """The tensor's elements as a strided view of this buffer (no copy)."""
         buf = tensor.buffer if isinstance(tensor, DML_TENSOR_DESC) else tensor
+        if not isinstance(buf, DML_BUFFER_TENSOR_DESC):
+            msg = f"Buffer.view: tensor is a {type(tensor).__name__}, expected a DML_TENSOR_DESC or DML_BUFFER_TENSOR_DESC"
+            raise TypeError(msg)
+        offset = int_argument("Buffer.view", "offset", offset)
         return tensor_view(self.data, buf, offset, writeable=writeable)
 
     def read(self, tensor: DML_TENSOR_DESC | DML_BUFFER_TENSOR_DESC, offset: int = 0) -> np.ndarray:
@@ -73,6 +84,29 @@ class Buffer:
 
     def __repr__(self) -> str:
         return f"Buffer({self.size}{', ' + repr(self.name) if self.name else ''})"
+
+
+OUT_OF_MEMORY = rule(
+    "RESOURCE.OUT_OF_MEMORY",
+    "A buffer (a committed ID3D12Resource) is no larger than the memory the host can allocate; a larger one fails with E_OUTOFMEMORY.",
+    source="nf-d3d12-id3d12device-createcommittedresource",
+)
+
+
+def _allocate(total: int, size: int, name: str) -> np.ndarray:
+    """Zeroed host memory, or E_OUTOFMEMORY as CreateCommittedResource answers, naming the buffer (run() names it after its tensor)."""
+    memory = None
+    if total <= sys.maxsize:  # beyond the address space NumPy refuses with "Maximum allowed dimension exceeded"
+        try:
+            memory = np.zeros(total, dtype=np.uint8)
+        except (MemoryError, ValueError):
+            memory = None
+    if memory is None:
+        ctx = Checker()
+        ctx.fail(OUT_OF_MEMORY, f"Buffer({name!r})" if name else "Buffer", actual=size, expected="a size the host can allocate",
+                 message=f"needs {size} bytes ({size / 2**30:.4g} GiB), more than the host could allocate; D3D12 answers E_OUTOFMEMORY")  # fmt: skip
+        raise DmlError(HRESULT.E_OUTOFMEMORY, ctx.findings, f"creating a {size}-byte buffer{' for ' + name if name else ''}")
+    return memory
 
 
 def tensor_view(memory: np.ndarray, buf: DML_BUFFER_TENSOR_DESC, offset: int = 0, *, writeable: bool = False) -> np.ndarray:
@@ -127,12 +161,19 @@ def buffer_binding(buffer: Buffer | None, offset: int = 0, size_in_bytes: int | 
     """A BUFFER binding desc; the size defaults to the rest of the buffer. ``None`` gives NONE."""
     if buffer is None:
         return DML_BINDING_DESC()
-    size = buffer.size - offset if size_in_bytes is None else size_in_bytes
+    if not isinstance(buffer, Buffer):
+        msg = f"buffer_binding: buffer is a {type(buffer).__name__}, expected a dmlpy Buffer (or None for NONE)"
+        raise TypeError(msg)
+    offset = int_argument("buffer_binding", "offset", offset, minimum=None)  # a bad range is BindInputs' to report
+    size = buffer.size - offset if size_in_bytes is None else int_argument("buffer_binding", "size_in_bytes", size_in_bytes, minimum=None)
     return DML_BINDING_DESC(DML_BINDING_TYPE.BUFFER, DML_BUFFER_BINDING(buffer, offset, size))
 
 
 def array_binding(bindings: Sequence[DML_BUFFER_BINDING | DML_BINDING_DESC | None]) -> DML_BINDING_DESC:
     """A BUFFER_ARRAY binding desc for an initializer (one entry per operator input)."""
+    if isinstance(bindings, (str, bytes)) or not isinstance(bindings, Sequence):
+        msg = f"array_binding: bindings is a {type(bindings).__name__}, expected a list with one entry per operator input"
+        raise TypeError(msg)
     entries = []
     for b in bindings:
         if isinstance(b, DML_BINDING_DESC):
@@ -234,6 +275,9 @@ class BindingTable:
     def reset(self, desc: DML_BINDING_TABLE_DESC | None = None) -> None:
         """IDMLBindingTable::Reset: clear every binding, optionally re-target."""
         self._device.check_alive()
+        if desc is not None and not isinstance(desc, DML_BINDING_TABLE_DESC):
+            msg = f"IDMLBindingTable::Reset: desc is a {type(desc).__name__}, expected a DML_BINDING_TABLE_DESC (or None)"
+            raise TypeError(msg)
         if desc is not None:
             self._device.check_binding_table_desc(desc)
             self.desc = desc

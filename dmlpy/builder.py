@@ -43,7 +43,7 @@ from dmlpy.enums import (
     DML_TENSOR_FLAGS,
     HRESULT,
 )
-from dmlpy.errors import DmlError, Severity
+from dmlpy.errors import DmlError, Severity, ints_argument
 from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, constant_node, graph_desc, input_edge, intermediate_edge, operator_node, output_edge
 from dmlpy.operators.activation import (
     DML_ACTIVATION_ELU_OPERATOR_DESC,
@@ -58,7 +58,7 @@ from dmlpy.operators.activation import (
     DML_ACTIVATION_TANH_OPERATOR_DESC,
 )
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
-from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, average_pooling_output_sizes
+from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, pooled_size
 from dmlpy.operators.space_depth import (
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
     DML_DEPTH_TO_SPACE_OPERATOR_DESC,
@@ -121,6 +121,9 @@ class GraphBuilder:
         if policy not in ("nchw", "nhwc"):
             msg = f"policy must be 'nchw' or 'nhwc', not {policy!r}"
             raise ValueError(msg)
+        if device is not None and not isinstance(device, Device):
+            msg = f"GraphBuilder: device is a {type(device).__name__}, expected a dmlpy Device (or None for a new one)"
+            raise TypeError(msg)
         self.device = device or create_device(feature_level, backend=backend)
         self.policy = policy
         self._inputs: list[tuple[str, DML_BUFFER_TENSOR_DESC]] = []
@@ -138,10 +141,11 @@ class GraphBuilder:
             msg = f"GraphBuilder.input: a graph input is already named {name!r}"
             raise ValueError(msg)
         data_type = as_data_type(dtype)
-        sizes = tuple(int(s) for s in sizes)
+        sizes = ints_argument("GraphBuilder.input", "sizes", sizes, minimum=None)  # a bad size is validation's to report, at the node
+        strides = None if strides is None else ints_argument("GraphBuilder.input", "strides", strides, minimum=None)
         desc = DML_BUFFER_TENSOR_DESC(
             data_type, DML_TENSOR_FLAGS.OWNED_BY_DML if owned else DML_TENSOR_FLAGS.NONE, len(sizes), sizes,
-            None if strides is None else tuple(strides), calc_buffer_tensor_size(data_type, sizes, strides), 0,
+            strides, calc_buffer_tensor_size(data_type, sizes, strides), 0,
         )  # fmt: skip
         self._inputs.append((name, desc))
         return Tensor(self, desc, ("input", len(self._inputs) - 1, 0), name)
@@ -173,10 +177,18 @@ class GraphBuilder:
         (``arguments`` maps C field names, or rule ids where a rule blames another argument
         than the field it reports, to the argument names of ``call``).
         """
+        if not dataclasses.is_dataclass(desc) or isinstance(desc, type):
+            msg = f"GraphBuilder.{call} at {_call_site()}: desc is a {type(desc).__name__}, expected an operator desc such as DML_ACTIVATION_RELU_OPERATOR_DESC(...)"
+            raise TypeError(msg)
+        if not isinstance(inputs, Mapping):
+            msg = f"GraphBuilder.{call} at {_call_site()}: inputs is a {type(inputs).__name__}, expected a mapping of tensor field names to Tensors"
+            raise TypeError(msg)
+        fields = {f.name for f in dataclasses.fields(desc)}
         for field_name, tensor in inputs.items():
-            if tensor is not None and tensor.builder is not self:
-                msg = f"GraphBuilder.{call}: {field_name} comes from another GraphBuilder"
+            if field_name not in fields:
+                msg = f"GraphBuilder.{call} at {_call_site()}: {type(desc).__name__} has no field {field_name!r}"
                 raise ValueError(msg)
+            tensor = self._tensor_argument(call, field_name, tensor, optional=True)
             setattr(desc, field_name, None if tensor is None else DML_TENSOR_DESC(Desc=tensor.desc))
         report = validate(desc, feature_level=self.feature_level)
         errors = [f for f in report.findings if f.severity is Severity.ERROR or self.device.strict]
@@ -206,28 +218,34 @@ class GraphBuilder:
         include_padding: bool = False,
         output_sizes: Sequence[int] | None = None,
     ) -> Tensor:
-        """Average pooling; DirectML's defaults: strides 1, no padding, no dilation.
+        """Average pooling; DirectML's defaults: strides 1, no padding, no dilation. One int stands for every spatial axis.
 
         Dilations make it AVERAGE_POOLING1 (feature level 6.2). ``output_sizes`` accepts an
         explicit output (the ceil shape of ONNX's ceil_mode); otherwise the floor size is used.
         """
+        x = self._tensor_argument("average_pooling", "x", x)
+        if window is None:
+            msg = f"GraphBuilder.average_pooling at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
+            raise TypeError(msg)
         spatial = len(x.sizes) - 2
-        strides = tuple(strides or (1,) * spatial)
-        start_padding = tuple(start_padding or (0,) * spatial)
-        end_padding = tuple(end_padding or (0,) * spatial)
-        if output_sizes is None:
-            try:
-                output_sizes = average_pooling_output_sizes(x.sizes, window, strides, start_padding, end_padding, dilations)
-            except (ValueError, IndexError, ZeroDivisionError):
-                output_sizes = x.sizes  # let validation name the offending argument
-        common = dict(OutputTensor=self._output(x, output_sizes), DimensionCount=len(window), Strides=strides, WindowSize=tuple(window),
+        window = _per_axis(window, spatial, None)  # no default: a window must be given
+        strides = _per_axis(strides, spatial, 1)
+        start_padding = _per_axis(start_padding, spatial, 0)
+        end_padding = _per_axis(end_padding, spatial, 0)
+        dilations = None if dilations is None else _per_axis(dilations, spatial, 1)
+        explicit = output_sizes is not None
+        if explicit:
+            output_sizes = ints_argument("GraphBuilder.average_pooling", "output_sizes", output_sizes, minimum=None)  # validation names a wrong size
+        else:
+            output_sizes = _pooling_sizes(x.sizes, window, strides, start_padding, end_padding, dilations)
+        common = dict(OutputTensor=self._output(x, output_sizes), DimensionCount=len(window), Strides=strides, WindowSize=window,
                       StartPadding=start_padding, EndPadding=end_padding, IncludePadding=include_padding)  # fmt: skip
         if dilations is not None and any(d != 1 for d in dilations):
             desc: Any = DML_AVERAGE_POOLING1_OPERATOR_DESC(Dilations=tuple(dilations), **common)
         else:
             desc = DML_AVERAGE_POOLING_OPERATOR_DESC(**common)
         arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding",
-                     "Dilations": "dilations", "OutputTensor": "output_sizes", "InputTensor": "x", "DimensionCount": "window"}  # fmt: skip
+                     "Dilations": "dilations", "OutputTensor": "output_sizes" if explicit else "x", "InputTensor": "x", "DimensionCount": "window", "IncludePadding": "include_padding"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x}, call="average_pooling", arguments=arguments)[0]
 
     # --- convolution ------------------------------------------------------------------
@@ -304,7 +322,9 @@ class GraphBuilder:
             raise ValueError(msg)
         backward = direction == DML_CONVOLUTION_DIRECTION.BACKWARD
         explicit = output_sizes is not None
-        if output_sizes is None:
+        if explicit:
+            output_sizes = ints_argument(f"GraphBuilder.{call}", "output_sizes", output_sizes, minimum=None)  # validation names a wrong size
+        else:
             output_sizes = _convolution_sizes(x.sizes, filter.sizes, strides, dilations, start_padding, end_padding, extra, groups, backward=backward)
         if bias is not None:
             bias = _as_dml_bias(bias, len(x.sizes))
@@ -425,6 +445,9 @@ class GraphBuilder:
 
     def compile(self, outputs: Mapping[str, Tensor] | Sequence[Tensor], flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> GraphProgram:
         """Write the DML_GRAPH_DESC, compile it and initialize it; returns a callable program."""
+        if isinstance(outputs, Tensor) or not isinstance(outputs, (Mapping, Sequence)) or isinstance(outputs, str):
+            msg = f"GraphBuilder.compile at {_call_site()}: outputs is a {type(outputs).__name__}, expected a mapping of names to Tensors or a list of Tensors"
+            raise TypeError(msg)
         named = dict(outputs) if isinstance(outputs, Mapping) else {f"output{i}": t for i, t in enumerate(outputs)}
         if not named:
             msg = "GraphBuilder.compile needs at least one output"
@@ -450,7 +473,7 @@ class GraphBuilder:
                 else:
                     mid_edges.append(intermediate_edge(source, out, index, slot, tensor.name))
         for g, (name, tensor) in enumerate(named.items()):
-            kind, source, out = tensor.source
+            kind, source, out = self._tensor_argument("compile", f"outputs[{name!r}]", tensor).source
             if kind != "node":
                 msg = f"GraphBuilder.compile: output {name!r} is a graph input or constant, not a node output"
                 raise ValueError(msg)
@@ -518,12 +541,12 @@ def _write(buffer: Buffer, desc: DML_BUFFER_TENSOR_DESC, value: Any, name: str) 
 # Size inference that never raises: a size no formula gives is left for validation to name
 
 
-_INFERENCE_ERRORS = (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError)
+_INFERENCE_ERRORS = (ValueError, TypeError, LookupError, ZeroDivisionError, OverflowError)
 
 
-def _per_axis(value: Any, spatial: int, default: int) -> Any:
-    """DirectML's default for every spatial axis when ``value`` is None; one int for every axis; else as given."""
-    if value is None:
+def _per_axis(value: Any, spatial: int, default: int | None) -> Any:
+    """``default`` for every spatial axis when ``value`` is None or empty (as DirectMLX reads an empty array); one int for every axis; else as given."""
+    if default is not None and (value is None or (isinstance(value, (list, tuple)) and not value)):
         return (default,) * spatial
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return (int(value),) * spatial
@@ -545,6 +568,20 @@ def _convolution_sizes(x: Sequence[int], w: Sequence[int], strides: Any, dilatio
         try:
             args = (x[i + 2], w[i + 2], strides[i], start[i], end[i], dilations[i])
             size = backward_output_size(*args) + extra[i] if backward else forward_output_size(*args)
+        except _INFERENCE_ERRORS:
+            size = 1
+        sizes.append(size if isinstance(size, int) and size >= 1 else 1)
+    return tuple(sizes)
+
+
+def _pooling_sizes(x: Sequence[int], window: Any, strides: Any, start: Any, end: Any, dilations: Any) -> tuple[int, ...]:
+    """``{N, C, spatial...}`` by the floor formula; an axis no window fits gets 1, so validation reports the rule
+    that fails (POOLING.WINDOW_LARGER_THAN_INPUT, POOLING.STRIDE_ZERO, ...) rather than a size the user never gave.
+    """
+    sizes = list(x[:2])
+    for i in range(len(x) - 2):
+        try:
+            size = pooled_size(x[i + 2], window[i], strides[i], start[i], end[i], 1 if dilations is None else dilations[i])
         except _INFERENCE_ERRORS:
             size = 1
         sizes.append(size if isinstance(size, int) and size >= 1 else 1)

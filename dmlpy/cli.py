@@ -329,7 +329,7 @@ def _describe(name: str, array: np.ndarray, full: bool) -> str:
 def _run_json(args: argparse.Namespace, path: Path, progress: Progress) -> dict[str, np.ndarray]:
     from dmlpy.enums import DML_TENSOR_DATA_TYPE  # noqa: PLC0415
     from dmlpy.interop.dxdispatch import run_model  # noqa: PLC0415
-    from dmlpy.tensor import numpy_dtype  # noqa: PLC0415
+    from dmlpy.tensor import cast_to_data_type, numpy_dtype  # noqa: PLC0415
 
     model = _read_json_model(path)
     given = _inputs_from_args(args.input)
@@ -350,10 +350,11 @@ def _run_json(args: argparse.Namespace, path: Path, progress: Progress) -> dict[
             array = _fill(args.fill, (model.resources[name].size // dtype.itemsize,), dtype, rng)
         else:
             continue
-        if not np.can_cast(array.dtype, dtype, casting="same_kind"):
-            msg = f"--input {name}: {array.dtype} data cannot fill a {data_type.name} resource"
-            raise UsageError(msg)
-        raw = np.ascontiguousarray(array.astype(dtype)).reshape(-1).view(np.uint8)
+        try:
+            array = cast_to_data_type(array, DML_TENSOR_DATA_TYPE.UINT8 if data_type == DML_TENSOR_DATA_TYPE.UNKNOWN else data_type, f"--input {name}")
+        except (TypeError, ValueError) as refused:
+            raise UsageError(str(refused)) from None
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         if raw.size > model.resources[name].size:
             msg = f"--input {name}: {raw.size} bytes do not fit the resource's {model.resources[name].size} bytes"
             raise UsageError(msg)

@@ -39,14 +39,14 @@ from dmlpy.enums import (
     HRESULT,
     c_name,
 )
-from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
+from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity, int_argument
 from dmlpy.execution import NOT_INITIALIZED, CommandList, CommandRecorder, execute_command_list
 from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, compile_graph, plan_graph
 from dmlpy.operators import OperatorSpec, check_operator, operator_desc
 from dmlpy.rules import Checker, rule
 from dmlpy.structs import FieldError
 from dmlpy.support import data_type_supported
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, is_owned_by_dml
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, cast_to_data_type, is_owned_by_dml
 
 REMOVED = rule("DEVICE.REMOVED", "Once removed, a device and its children fail every call with DXGI_ERROR_DEVICE_REMOVED.", source="dml-errors")
 FEATURE_QUERY = rule("DEVICE.FEATURE_QUERY", "CheckFeatureSupport gets the query struct that matches the DML_FEATURE.", source="nf-directml-idmldevice-checkfeaturesupport")
@@ -320,6 +320,9 @@ class Device:
     def create_operator_initializer(self, operators: Sequence[CompiledOperator | CompiledGraph] | None = None) -> OperatorInitializer:
         """IDMLDevice::CreateOperatorInitializer: the list may be empty."""
         self.check_alive()
+        if operators is not None and (isinstance(operators, (str, bytes)) or not isinstance(operators, Sequence)):
+            msg = f"CreateOperatorInitializer: operators is a {type(operators).__name__}, expected a list of compiled operators or graphs"
+            raise TypeError(msg)
         return OperatorInitializer(self, operators or ())
 
     def create_binding_table(self, desc: DML_BINDING_TABLE_DESC | CompiledOperator | OperatorInitializer | None = None) -> BindingTable:
@@ -418,14 +421,19 @@ def create_device(
     try:
         level = DML_FEATURE_LEVEL(feature_level)
     except ValueError:
-        msg = f"{feature_level!r} is not a DML_FEATURE_LEVEL"
+        msg = f"create_device: feature_level {feature_level!r} is not a DML_FEATURE_LEVEL"
         raise ValueError(msg) from None
+    threads = int_argument("create_device", "threads", threads)
     return Device(level, debug=debug, strict=strict, backend=get_backend(backend, threads))
 
 
 def validate(desc: Any, feature_level: DML_FEATURE_LEVEL | int = DML_FEATURE_LEVEL.LEVEL_6_4) -> Report:
     """Every finding for an operator desc (bare or in a DML_OPERATOR_DESC) or a DML_GRAPH_DESC at ``feature_level``."""
-    ctx = Checker(DML_FEATURE_LEVEL(feature_level))
+    try:
+        ctx = Checker(DML_FEATURE_LEVEL(feature_level))
+    except ValueError:
+        msg = f"validate: feature_level {feature_level!r} is not a DML_FEATURE_LEVEL"
+        raise ValueError(msg) from None
     if isinstance(desc, DML_GRAPH_DESC):
         plan_graph(ctx, desc)
         return Report(ctx.findings)
@@ -444,9 +452,14 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     """Run one operator through the whole pipeline and return its output(s) as arrays.
 
     Inputs are passed by the desc's tensor field names: ``run(pool_desc, InputTensor=x)``.
+    A value the cast to the tensor's DataType would change is refused (``cast_to_data_type``:
+    ``ValueError`` for int64 300 into INT8, ``TypeError`` for floats into an integer tensor).
     The steps are DirectML's: CreateOperator, CompileOperator, an initializer (which takes
     the OWNED_BY_DML inputs), binding tables, RecordDispatch, execute, read back.
     """
+    if device is not None and not isinstance(device, Device):
+        msg = f"run: device is a {type(device).__name__}, expected a dmlpy Device (or None; backend='numpy' picks a backend)"
+        raise TypeError(msg)
     device = device or create_device(feature_level or DML_FEATURE_LEVEL.LEVEL_6_4, backend=backend)
     operator = device.create_operator(desc)
     compiled = device.compile_operator(operator)
@@ -475,7 +488,8 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in compiled.output_slots()]
 
     props = compiled.get_binding_properties()
-    persistent = device.create_buffer(props.PersistentResourceSize, "persistent") if props.PersistentResourceSize else None
+    owned = ", ".join(s.name for s in slots if s.owned and s.tensor is not None)
+    persistent = device.create_buffer(props.PersistentResourceSize, f"persistent resource ({owned})") if props.PersistentResourceSize else None
     recorder = device.create_command_recorder()
     command_list = device.create_command_list()
 
@@ -498,12 +512,8 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
 
 
 def _write_tensor(buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, value: Any, name: str) -> None:
-    """Write a logical array through the tensor's strides, refusing lossy casts."""
-    array = np.asarray(value)
-    target = tensor.dtype
-    if not np.can_cast(array.dtype, target, casting="same_kind"):
-        msg = f"{name}: cannot pass {array.dtype} data to a {DML_TENSOR_DATA_TYPE(tensor.DataType).name} tensor without an explicit astype"
-        raise TypeError(msg)
+    """Write a logical array through the tensor's strides, refusing every cast that changes a value (``cast_to_data_type``)."""
+    array = cast_to_data_type(value, tensor.DataType, name)
     sizes = tuple(tensor.Sizes or ())
     try:
         logical = np.broadcast_to(array, sizes)

@@ -8,8 +8,12 @@ the rule id, the C field path, and the expected and actual values.
 from __future__ import annotations
 
 import enum
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from dmlpy.enums import HRESULT
 
@@ -122,4 +126,36 @@ class DmlWarning(UserWarning):
         super().__init__(str(finding))
 
 
-__all__ = ["DmlError", "DmlWarning", "Finding", "Report", "Severity"]
+# ---------------------------------------------------------------------------------------
+# Python arguments of the helper functions: a TypeError or ValueError that names the argument
+
+
+def int_argument(function: str, name: str, value: Any, *, minimum: int | None = 0) -> int:
+    """``value`` as an int (NumPy integers too, never a bool or a float), at least ``minimum``."""
+    if isinstance(value, bool):
+        msg = f"{function}: {name} is {value!r}, expected an integer, not a bool"
+        raise TypeError(msg)
+    try:
+        number = operator.index(value)
+    except TypeError:
+        msg = f"{function}: {name} is {value!r} ({type(value).__name__}), expected an integer"
+        raise TypeError(msg) from None
+    if minimum is not None and number < minimum:
+        msg = f"{function}: {name} is {number}, below {minimum}: expected at least {minimum}"
+        raise ValueError(msg)
+    return number
+
+
+def ints_argument(function: str, name: str, values: Any, *, length: int | None = None, minimum: int | None = 0) -> tuple[int, ...]:
+    """``values`` as a tuple of ints, each at least ``minimum``, with ``length`` entries when given."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        msg = f"{function}: {name} is {values!r} ({type(values).__name__}), expected a sequence of integers"
+        raise TypeError(msg)
+    items = tuple(values)
+    if length is not None and len(items) != length:
+        msg = f"{function}: {name} has {len(items)} entries {tuple(items)!r}, expected {length}"
+        raise ValueError(msg)
+    return tuple(int_argument(function, f"{name}[{i}]", v, minimum=minimum) for i, v in enumerate(items))
+
+
+__all__ = ["DmlError", "DmlWarning", "Finding", "Report", "Severity", "int_argument", "ints_argument"]

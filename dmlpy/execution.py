@@ -86,6 +86,13 @@ class CommandRecorder:
     def record_dispatch(self, command_list: CommandList, dispatchable: RecordingDispatchable, table: BindingTable) -> None:
         """Record ``dispatchable`` with ``table``'s bindings; misuse removes the device (it returns void)."""
         self.device.check_alive()
+        for argument, value, expected in (("command_list", command_list, CommandList), ("table", table, BindingTable)):
+            if not isinstance(value, expected):
+                msg = f"RecordDispatch: {argument} is a {type(value).__name__}, expected a {expected.__name__}"
+                raise TypeError(msg)
+        if not callable(getattr(dispatchable, "record", None)):
+            msg = f"RecordDispatch: dispatchable is a {type(dispatchable).__name__}, expected a compiled operator, compiled graph or operator initializer"
+            raise TypeError(msg)
         ctx = Checker()
         name = getattr(dispatchable, "name", type(dispatchable).__name__)
         same_device = command_list.device is self.device and getattr(dispatchable, "device", None) is self.device and table._device is self.device  # noqa: SLF001
@@ -108,6 +115,9 @@ class CommandRecorder:
 def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
     """Run every recorded dispatch in order, as the GPU would."""
     device.check_alive()
+    if not isinstance(command_list, CommandList):
+        msg = f"ExecuteCommandLists: command_list is a {type(command_list).__name__}, expected a CommandList from create_command_list()"
+        raise TypeError(msg)
     ctx = Checker()
     if not ctx.check(command_list.closed, LIST_OPEN, "ExecuteCommandLists", actual="open", expected="closed", message="got a command list that is still open; close() it first"):
         raise DmlError(HRESULT.E_INVALIDARG, ctx.findings, "ExecuteCommandLists")

@@ -119,7 +119,16 @@ def operator_node(operator: Any, name: str | None = None) -> DML_GRAPH_NODE_DESC
 
 
 def constant_node(data: Any, name: str | None = None) -> DML_GRAPH_NODE_DESC:
-    raw = bytes(np.ascontiguousarray(data).reshape(-1).view(np.uint8)) if isinstance(data, np.ndarray) else bytes(data)
+    msg = f"constant_node: data is a {type(data).__name__}{f' of {data.dtype}' if isinstance(data, np.ndarray) else ''}, expected bytes or a NumPy array of numbers"
+    if isinstance(data, np.ndarray):
+        if data.dtype.hasobject:  # its bytes would be pointers
+            raise TypeError(msg)
+        raw = bytes(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+    else:
+        try:
+            raw = bytes(data)
+        except (TypeError, ValueError):
+            raise TypeError(msg) from None
     return DML_GRAPH_NODE_DESC(DML_GRAPH_NODE_TYPE.CONSTANT, DML_CONSTANT_DATA_GRAPH_NODE_DESC(raw, len(raw), name))
 
 
@@ -132,6 +141,10 @@ def graph_desc(
     intermediate_edges: Sequence[DML_GRAPH_EDGE_DESC] = (),
 ) -> DML_GRAPH_DESC:
     """A DML_GRAPH_DESC with every count filled from its array."""
+    for argument, value in (("nodes", nodes), ("input_edges", input_edges), ("output_edges", output_edges), ("intermediate_edges", intermediate_edges)):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            msg = f"graph_desc: {argument} is a {type(value).__name__}, expected a list (empty for none)"
+            raise TypeError(msg)
     return DML_GRAPH_DESC(
         input_count, output_count, len(nodes), list(nodes), len(input_edges), list(input_edges),
         len(output_edges), list(output_edges), len(intermediate_edges), list(intermediate_edges),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.enums import DML_TENSOR_DATA_TYPE, DML_TENSOR_FLAGS, DML_TENSOR_TYPE
-from dmlpy.errors import Severity
+from dmlpy.errors import Severity, ints_argument
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import UINT64_MAX, CStruct, Kind, c_field
 from dmlpy.support import TensorSlot, TensorSupport, max_dimension_count
@@ -48,19 +48,70 @@ def numpy_dtype(data_type: DT | int) -> np.dtype[Any]:
         raise ValueError(msg) from None
 
 
-def as_data_type(dtype: Any) -> DT:
-    """Accepts a DML_TENSOR_DATA_TYPE, its name (``'FLOAT32'``), or anything ``np.dtype`` takes."""
+def as_data_type(dtype: Any, argument: str = "dtype") -> DT:
+    """Accepts a DML_TENSOR_DATA_TYPE, its name (``'FLOAT32'``), or anything ``np.dtype`` takes; ``argument`` names it in the TypeError."""
     if isinstance(dtype, DT):
         return dtype
     if isinstance(dtype, str) and dtype.upper() in DT.__members__:
         return DT[dtype.upper()]
     if isinstance(dtype, int) and not isinstance(dtype, bool):
-        return DT(dtype)
+        try:
+            return DT(dtype)
+        except ValueError:
+            msg = f"{argument} {dtype!r} is not a DML_TENSOR_DATA_TYPE value"
+            raise ValueError(msg) from None
     try:
         return _FROM_NUMPY[np.dtype(dtype)]
     except (KeyError, TypeError):
-        msg = f"{dtype!r} is not a data type DirectML has"
+        msg = f"{argument} {dtype!r} is not a data type DirectML has (give a DML_TENSOR_DATA_TYPE, its name such as 'FLOAT32', or a NumPy dtype)"
         raise TypeError(msg) from None
+
+
+def cast_to_data_type(value: Any, data_type: DT | int, name: str) -> np.ndarray:
+    """``value`` as an array of ``data_type``'s dtype, refusing every cast that changes a value.
+
+    What survives: integers (and booleans) into an integer type when every value lies in its
+    range, whatever the signedness; integers into a float type when every value is exactly
+    representable; floats into a float type when no finite value overflows to infinity
+    (rounding to the nearer representable float is accepted, as any float64-to-FLOAT32 copy
+    rounds). Floats into an integer type, complex numbers, strings and objects are refused:
+    ``TypeError`` for the kind, ``ValueError`` naming ``name`` and the first value that does
+    not survive. Call ``astype`` first where wrapping or truncation is meant.
+    """
+    array = np.asarray(value)
+    target = numpy_dtype(data_type)
+    source = array.dtype
+    type_name = DT(data_type).name
+    integral = source.kind in "biu"
+    if not (integral or (source.kind == "f" and target.kind == "f")):
+        msg = f"{name}: cannot pass {source} data to a {type_name} tensor without an explicit astype"
+        raise TypeError(msg)
+    if array.size == 0 or source.kind == "b":
+        return array.astype(target)
+    if integral and target.kind in "iu":
+        info = np.iinfo(target)
+        low, high = int(array.min()), int(array.max())  # Python ints: no wrap-around in the comparison
+        if low < info.min or high > info.max:
+            bad = low if low < info.min else high
+            msg = f"{name}: the value {bad} does not fit the tensor's {type_name} ({info.min} .. {info.max}); convert it explicitly with astype if wrapping is meant"
+            raise ValueError(msg)
+        return array.astype(target)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = array.astype(target)
+        if integral:
+            # exact iff the float lies in the source type's range (where converting back is defined,
+            # rather than wrapping or saturating by platform) and converts back to the same integer
+            info = np.iinfo(source)
+            inside = np.isfinite(cast) & (cast >= float(info.min)) & (cast < float(info.max) + 1)
+            lost = ~inside | (np.where(inside, cast, 0).astype(source) != array)
+        else:
+            lost = np.isinf(cast) & np.isfinite(array)
+    if lost.any():
+        bad = array[lost].flat[0]
+        reason = "is not exactly representable in" if integral else "overflows to infinity in"
+        msg = f"{name}: the value {bad} {reason} the tensor's {type_name}; convert it explicitly with astype if that is meant"
+        raise ValueError(msg)
+    return cast
 
 
 def element_size(data_type: DT | int) -> int:
@@ -71,6 +122,7 @@ def element_size(data_type: DT | int) -> int:
 
 def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     """Row-major element strides: what a NULL ``Strides`` means."""
+    sizes = ints_argument("packed_strides", "sizes", sizes)
     strides = []
     running = 1
     for size in reversed(sizes):
@@ -85,6 +137,7 @@ def nhwc_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     DirectML keeps ``Sizes`` in NCHW order and expresses other layouts through strides
     (reference 1.3: sizes {1,1,3,5} -> strides {15,1,5,1}).
     """
+    sizes = ints_argument("nhwc_strides", "sizes", sizes)
     if len(sizes) < 3:
         return packed_strides(sizes)
     order = [0, *range(2, len(sizes)), 1]  # memory order, outermost first
@@ -118,18 +171,19 @@ def calc_buffer_tensor_size(
     if isinstance(data_type, int) and not isinstance(data_type, DT):
         # DirectMLX's switch answers 0 for any value DirectML.h does not define
         data_type = DT._value2member_map_.get(int(data_type), DT.UNKNOWN)
-    bits = ELEMENT_BITS.get(as_data_type(data_type), 0)
+    bits = ELEMENT_BITS.get(as_data_type(data_type, "data_type"), 0)
+    # Python ints: NumPy integers would wrap at 32 or 64 bits
+    sizes = () if sizes is None else ints_argument("calc_buffer_tensor_size", "sizes", sizes)
+    strides = None if strides is None else ints_argument("calc_buffer_tensor_size", "strides", strides)
     if not sizes or bits == 0:
         return 0
-    sizes = [int(s) for s in sizes]  # NumPy integers would wrap at 32 or 64 bits
-    strides = None if strides is None else [int(s) for s in strides]
     if strides is None:
         elements = 1
         for size in sizes:
             elements = _checked(elements * size, "the element count")
     else:
         if len(strides) != len(sizes):
-            msg = f"{len(strides)} strides for {len(sizes)} sizes"
+            msg = f"calc_buffer_tensor_size: {len(strides)} strides for {len(sizes)} sizes"
             raise ValueError(msg)
         if any(size == 0 for size in sizes):
             return 0
@@ -190,8 +244,8 @@ def buffer_tensor(
     ``dtype`` is a DML_TENSOR_DATA_TYPE or anything NumPy calls a dtype.
     """
     data_type = as_data_type(dtype)
-    sizes = tuple(int(s) for s in sizes)
-    strides = None if strides is None else tuple(int(s) for s in strides)
+    sizes = ints_argument("buffer_tensor", "sizes", sizes, minimum=None)  # a bad size is validation's to report
+    strides = None if strides is None else ints_argument("buffer_tensor", "strides", strides, minimum=None)
     if total_size is None:
         total_size = calc_buffer_tensor_size(data_type, sizes, strides)
     return DML_TENSOR_DESC(
@@ -323,6 +377,7 @@ __all__ = [
     "as_data_type",
     "buffer_tensor",
     "calc_buffer_tensor_size",
+    "cast_to_data_type",
     "check_tensor",
     "element_size",
     "is_owned_by_dml",

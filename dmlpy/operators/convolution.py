@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_OPERATOR_TYPE, c_name
-from dmlpy.errors import Severity
+from dmlpy.errors import Severity, int_argument, ints_argument
 from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, register
 from dmlpy.operators.activation import apply_fused, check_fused_activation
 from dmlpy.rules import Checker, fmt, rule
@@ -72,9 +72,10 @@ def forward_output_size(size: int, kernel: int, stride: int = 1, start: int = 0,
     Example: 112 inputs, a 3-tap kernel, stride 2, padding 1 + 1: ``(112 + 1 + 1 - 3) / 2 + 1 = 56``.
     Raises ``ValueError`` when the dilated kernel is longer than the padded input.
     """
+    size, kernel, stride, start, end, dilation, output_padding = _axis_arguments("forward_output_size", size, kernel, stride, start, end, dilation, output_padding)
     keff = effective_kernel(kernel, dilation)
     if keff > size + start + end:
-        msg = f"a kernel spanning {keff} taps does not fit {size} + {start} + {end} padded inputs"
+        msg = f"forward_output_size: a kernel spanning {keff} taps does not fit {size} + {start} + {end} padded inputs"
         raise ValueError(msg)
     return (size + start + end - keff) // stride + 1 + output_padding
 
@@ -91,6 +92,7 @@ def backward_output_size(size: int, kernel: int, stride: int = 1, start: int = 0
     FORWARD convolution whose last window overhangs the input). Raises ``ValueError`` when
     no size is accepted.
     """
+    size, kernel, stride, start, end, dilation, output_padding = _axis_arguments("backward_output_size", size, kernel, stride, start, end, dilation, output_padding)
     lowest, highest = backward_output_size_range(size, kernel, stride, start, end, dilation, output_padding)
     if highest < 1:
         msg = f"padding {start} + {end} leaves no output of a transposed convolution (at most {highest})"
@@ -105,8 +107,16 @@ def backward_output_size_range(size: int, kernel: int, stride: int = 1, start: i
     to ``size``: ``(S + start + end - keff) / stride + 1 == size`` (reference 3.4's hypothesis,
     DESIGN section 5); ``OutputPadding`` adds to both ends.
     """
+    size, kernel, stride, start, end, dilation, output_padding = _axis_arguments("backward_output_size_range", size, kernel, stride, start, end, dilation, output_padding)
     natural = (size - 1) * stride + effective_kernel(kernel, dilation) - start - end + output_padding
     return max(1, natural), natural + stride - 1
+
+
+def _axis_arguments(function: str, *values: Any) -> tuple[int, ...]:
+    """The seven per-axis arguments of the size helpers as ints in their ranges, or a TypeError/ValueError naming the one that is not."""
+    names = ("size", "kernel", "stride", "start", "end", "dilation", "output_padding")
+    minimums = (1, 1, 1, 0, 0, 1, 0)
+    return tuple(int_argument(function, name, value, minimum=minimum) for name, value, minimum in zip(names, values, minimums, strict=True))
 
 
 def convolution_output_sizes(
@@ -127,23 +137,32 @@ def convolution_output_sizes(
     BACKWARD the smallest accepted size). Empty arrays mean strides and dilations 1 and
     padding 0, as in DirectMLX. Raises ``ValueError`` for sizes no output can have.
     """
+    name = "convolution_output_sizes"
+    input_sizes = ints_argument(name, "input_sizes", input_sizes, minimum=1)
+    filter_sizes = ints_argument(name, "filter_sizes", filter_sizes, minimum=1)
     spatial = len(input_sizes) - 2
     if spatial < 1 or len(filter_sizes) != len(input_sizes):
-        msg = f"input {tuple(input_sizes)} and filter {tuple(filter_sizes)} need the same rank, at least 3"
+        msg = f"{name}: input_sizes {input_sizes} and filter_sizes {filter_sizes} need the same rank, at least 3"
         raise ValueError(msg)
-    strides = strides or (1,) * spatial
-    dilations = dilations or (1,) * spatial
-    start_padding = start_padding or (0,) * spatial
-    end_padding = end_padding or (0,) * spatial
-    output_padding = output_padding or (0,) * spatial
-    for name, values in (("strides", strides), ("dilations", dilations), ("filter_sizes", filter_sizes)):
-        if any(v < 1 for v in values):
-            msg = f"{name} {tuple(values)} has an entry below 1; no output size exists"
-            raise ValueError(msg)
-    if group_count < 1 or input_sizes[1] % group_count:
-        msg = f"group_count {group_count} does not divide the {input_sizes[1]} input channels"
+
+    def per_axis(argument: str, values: Sequence[int] | None, default: int, minimum: int) -> tuple[int, ...]:
+        if values is None or (isinstance(values, (list, tuple)) and not values):
+            return (default,) * spatial
+        return ints_argument(name, argument, values, length=spatial, minimum=minimum)
+
+    strides, dilations = per_axis("strides", strides, 1, 1), per_axis("dilations", dilations, 1, 1)
+    start_padding, end_padding = per_axis("start_padding", start_padding, 0, 0), per_axis("end_padding", end_padding, 0, 0)
+    output_padding = per_axis("output_padding", output_padding, 0, 0)
+    group_count = int_argument(name, "group_count", group_count, minimum=1)
+    if input_sizes[1] % group_count:
+        msg = f"{name}: group_count {group_count} does not divide the {input_sizes[1]} input channels"
         raise ValueError(msg)
-    backward = DIRECTION(direction) == BACKWARD
+    try:
+        direction = DIRECTION(direction)
+    except ValueError:
+        msg = f"{name}: direction is {direction!r}, expected DML_CONVOLUTION_DIRECTION_FORWARD (0) or DML_CONVOLUTION_DIRECTION_BACKWARD (1)"
+        raise ValueError(msg) from None
+    backward = direction == BACKWARD
     size_of = backward_output_size if backward else forward_output_size
     channels = filter_sizes[1] * group_count if backward else filter_sizes[0]
     axes = zip(input_sizes[2:], filter_sizes[2:], strides, start_padding, end_padding, dilations, output_padding, strict=True)
@@ -279,8 +298,16 @@ def _check_channels(ctx: Checker, desc: DML_CONVOLUTION_OPERATOR_DESC, path: str
             return  # the output channels it would imply are a consequence, not a second mistake
         expected = w.Sizes[1] * g
         hint = ""
-        if cout != expected and cout % w.Sizes[1] == 0 and cin % (cout // w.Sizes[1]) == 0:
-            hint = f"; GroupCount {cout // w.Sizes[1]} would give {cout}"
+        fitting_filter = fmt((cin, cout // g, *w.Sizes[2:]))
+        other_group_count = cout // w.Sizes[1] if cout % w.Sizes[1] == 0 and cin % (cout // w.Sizes[1]) == 0 else 0
+        if cout == expected or cout % g:
+            pass  # nothing to fix here, or CONVOLUTION.GROUP_DIVIDES_CHANNELS already says what
+        elif w.Sizes[1] == cout and g > 1:
+            hint = f"; FilterTensor.Sizes[1] holds all {cout} output channels, but a grouped BACKWARD filter holds Cout/G per group: {{Cin, Cout/G, k...}} = {fitting_filter}"
+        elif other_group_count:
+            hint = f"; GroupCount {other_group_count} would give {cout}, or with GroupCount {g} the filter {{Cin, Cout/G, k...}} is {fitting_filter}"
+        else:
+            hint = f"; with GroupCount {g} the filter {{Cin, Cout/G, k...}} for {cout} outputs is {fitting_filter}"
         ctx.check(cout == expected, OUTPUT_CHANNELS, f"{path}.OutputTensor.Sizes[1]", actual=cout, expected=expected,
                   message=f"is {cout}, expected {expected} = FilterTensor.Sizes[1] * GroupCount = {w.Sizes[1]} * {g}{hint}")  # fmt: skip
         return

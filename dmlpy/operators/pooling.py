@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.enums import DML_OPERATOR_TYPE
-from dmlpy.errors import Severity
+from dmlpy.errors import Severity, ints_argument
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
@@ -68,7 +68,13 @@ def dilations_of(desc: AnyAveragePooling) -> tuple[int, ...]:
 
 
 def pooled_size(size: int, window: int, stride: int, start: int, end: int, dilation: int = 1) -> int:
-    """The floor output size of one spatial dim: ``(in + start + end - keff) / stride + 1``."""
+    """The floor output size of one spatial dim: ``(in + start + end - keff) / stride + 1``.
+
+    Below 1 when the dilated window is longer than the padded input (no output exists).
+    """
+    if stride < 1:
+        msg = f"pooled_size: stride is {stride}, expected at least 1"
+        raise ValueError(msg)
     effective_window = (window - 1) * dilation + 1
     return (size + start + end - effective_window) // stride + 1
 
@@ -97,21 +103,33 @@ def average_pooling_output_sizes(
     """The OutputTensor.Sizes DirectML expects: N and C copied, spatial sizes by the floor formula.
 
     ``ceil_mode`` gives the ceil shape where it is allowed (ONNX/PyTorch ceil_mode; DirectML
-    has no rounding flag, the output size alone says it).
+    has no rounding flag, the output size alone says it). None or an empty sequence means
+    DirectML's default (strides and dilations 1, padding 0). Raises ``TypeError`` or
+    ``ValueError`` naming the argument when no output size exists.
     """
+    name = "average_pooling_output_sizes"
+    input_sizes = ints_argument(name, "input_sizes", input_sizes, minimum=1)
     spatial = len(input_sizes) - 2
-    strides = strides or (1,) * spatial
-    start_padding = start_padding or (0,) * spatial
-    end_padding = end_padding or (0,) * spatial
-    dilations = dilations or (1,) * spatial
-    for name, values in (("window_size", window_size), ("strides", strides), ("dilations", dilations)):
-        if any(v < 1 for v in values[:spatial]):
-            msg = f"{name} {tuple(values)} has an entry below 1; no output size exists"
-            raise ValueError(msg)
+    if spatial < 1:
+        msg = f"{name}: input_sizes {input_sizes} has {len(input_sizes)} entries, expected at least 3 ({{N, C, spatial...}})"
+        raise ValueError(msg)
+
+    def per_axis(argument: str, values: Sequence[int] | None, default: int, minimum: int) -> tuple[int, ...]:
+        if values is None or (isinstance(values, (list, tuple)) and not values):
+            return (default,) * spatial
+        return ints_argument(name, argument, values, length=spatial, minimum=minimum)
+
+    window_size = ints_argument(name, "window_size", window_size, length=spatial, minimum=1)
+    strides, dilations = per_axis("strides", strides, 1, 1), per_axis("dilations", dilations, 1, 1)
+    start_padding, end_padding = per_axis("start_padding", start_padding, 0, 0), per_axis("end_padding", end_padding, 0, 0)
     out = list(input_sizes[:2])
     for i in range(spatial):
         args = (input_sizes[i + 2], window_size[i], strides[i], start_padding[i], end_padding[i], dilations[i])
         size = pooled_size(*args)
+        if size < 1:
+            msg = (f"{name}: window_size[{i}] = {window_size[i]} with dilation {dilations[i]} spans {(window_size[i] - 1) * dilations[i] + 1} taps, "
+                   f"more than the padded input {input_sizes[i + 2]} + {start_padding[i]} + {end_padding[i]}")  # fmt: skip
+            raise ValueError(msg)
         if ceil_mode and ceil_shape_allowed(*args):
             size += 1
         out.append(size)
@@ -220,15 +238,91 @@ def taps_inside(out_index: int, size: int, window: int, stride: int, start: int,
     return max(0, kmax - kmin + 1)
 
 
+# Which outputs along one spatial dim have no tap on the input, in closed form.
+#
+# Output o's taps sit at first + k * d for k in [0, w), with first = o * s - start; the input
+# is [0, size). Let reach = (w - 1) * d. The window is empty exactly when one of these holds:
+#   (a) first >= size: every tap lies past the input (o >= ceil((size + start) / s));
+#   (b) first + reach < 0: every tap lies before it (o < ceil((start - reach) / s));
+#   (c) otherwise (first < size and first + reach >= 0): first mod d >= size, with Python's
+#       non-negative remainder. If first < 0, the first tap at or after 0 is k0 = ceil(-first / d),
+#       which is <= w - 1 because first + reach >= 0, and it sits at first + k0 * d = first mod d;
+#       the window is empty iff that tap is past the input. If 0 <= first < size, tap 0 is on the
+#       input, and first mod d <= first < size, so the condition rightly says "not empty".
+# (a) is a suffix of the outputs and (b) a prefix. (c) needs d > size: with d <= size a
+# window that starts before the input and ends after it cannot step over it. So only with a
+# dilation larger than the input can empty windows sit between non-empty ones, and then they
+# are the o in the middle range whose (o * s - start) mod d >= size. The count of those is
+# len - #{(v mod d) < size}, and [v mod d < size] = floor(v / d) - floor((v - size) / d) for
+# 0 < size <= d, a sum over an arithmetic progression that _floor_sum takes in O(log d) steps.
+# So counting the empty windows among the first n outputs costs O(log), whatever the sizes,
+# and the first few are found by bisection on that count.
+
+
+def _floor_sum(n: int, m: int, a: int, b: int) -> int:
+    """``sum(floor((a * i + b) / m) for i in range(n))`` for n >= 0, m >= 1, a >= 0, in O(log m) steps.
+
+    Reduce a and b below m (their quotients contribute in closed form); then the sum counts the
+    lattice points under the line, which, read with the axes swapped, is the same kind of sum
+    with (n, m, a, b) = ((a n + b) // m, a, m, (a n + b) % m): Euclid's algorithm on (m, a).
+    """
+    total = 0
+    while n > 0:
+        if a >= m:
+            total += (a // m) * (n * (n - 1) // 2)
+            a %= m
+        if not 0 <= b < m:
+            total += (b // m) * n
+            b %= m
+        top = a * n + b
+        if top < m:
+            break
+        n, b, m, a = top // m, top % m, a, m
+    return total
+
+
+def empty_window_count(n: int, size: int, window: int, stride: int, start: int, dilation: int) -> int:
+    """How many of the outputs 0 .. n - 1 along one dim have no tap on the input [0, size) (see the proof above)."""
+    reach = (window - 1) * dilation
+    before_end = min(n, max(0, -((reach - start) // stride)))  # case (b): o < ceil((start - reach) / s)
+    after_start = max(0, -(-(size + start) // stride))  # case (a): o >= ceil((size + start) / s)
+    count = before_end + max(0, n - after_start)
+    middle = min(n, after_start) - before_end
+    if dilation > size and middle > 0:  # case (c)
+        base = before_end * stride - start
+        under = _floor_sum(middle, dilation, stride, base) - _floor_sum(middle, dilation, stride, base - size)
+        count += middle - under
+    return count
+
+
+def empty_window_positions(out: int, size: int, window: int, stride: int, start: int, dilation: int, limit: int) -> list[int]:
+    """The first ``limit`` outputs (of ``out``) with no tap on the input: bisection on ``empty_window_count``."""
+    total = empty_window_count(out, size, window, stride, start, dilation)
+    positions = []
+    for k in range(1, min(total, limit) + 1):
+        low, high = positions[-1] + 1 if positions else 0, out - 1  # the k-th empty output lies in [low, high]
+        while low < high:
+            mid = (low + high) // 2
+            if empty_window_count(mid + 1, size, window, stride, start, dilation) >= k:
+                high = mid
+            else:
+                low = mid + 1
+        positions.append(low)
+    return positions
+
+
 def _check_empty_windows(ctx: Checker, desc: AnyAveragePooling, path: str, x_sizes: Sequence[int], y_sizes: Sequence[int]) -> None:
+    """A window is empty iff along some dim its taps all miss the input: one closed-form count per dim."""
     assert desc.Strides is not None and desc.WindowSize is not None and desc.StartPadding is not None
     dilations = dilations_of(desc)
     for i in range(desc.DimensionCount or 0):
-        size, w, s, sp, d = x_sizes[i + 2], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], dilations[i]
-        empty = [o for o in range(y_sizes[i + 2]) if taps_inside(o, size, w, s, sp, d, 0, size) == 0]
-        if empty:
-            ctx.fail(EMPTY_WINDOW, f"{path}.OutputTensor.Sizes[{i + 2}]", actual=empty, expected="windows that touch the input",
-                     message=f"output positions {fmt(empty[:8])}{' ...' if len(empty) > 8 else ''} along spatial dim {i} have windows wholly in padding; with IncludePadding FALSE their average is 0/0 = NaN")  # fmt: skip
+        args = (x_sizes[i + 2], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], dilations[i])
+        count = empty_window_count(y_sizes[i + 2], *args)
+        if count:
+            first = empty_window_positions(y_sizes[i + 2], *args, limit=8)
+            ctx.fail(EMPTY_WINDOW, f"{path}.OutputTensor.Sizes[{i + 2}]", actual=first, expected="windows that touch the input",
+                     message=f"{count} output position{'s' * (count != 1)} {fmt(first)}{' ...' if count > len(first) else ''} along spatial dim {i} "
+                             f"{'has a window' if count == 1 else 'have windows'} wholly in padding; with IncludePadding FALSE their average is 0/0 = NaN")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ import numpy as np
 
 from dmlpy.enums import DML_DEPTH_SPACE_ORDER, DML_OPERATOR_TYPE
 from dmlpy.enums import DML_TENSOR_DATA_TYPE as DT
+from dmlpy.errors import int_argument, ints_argument
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
@@ -98,24 +99,23 @@ def is_space_to_depth(desc: Any) -> bool:
 # Output sizes
 
 
-def _four(sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
+def _four(function: str, sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
+    sizes = ints_argument(function, "input_sizes", sizes, minimum=1)
     if len(sizes) != 4:
-        msg = f"space/depth tensors are exactly 4-D {{N, C, H, W}}; got {len(sizes)} sizes {fmt(list(sizes))}"
+        msg = f"{function}: space/depth tensors are exactly 4-D {{N, C, H, W}}; got {len(sizes)} sizes {fmt(list(sizes))}"
         raise ValueError(msg)
-    if block_size < 1:
-        msg = f"BlockSize is {block_size}, expected at least 1"
-        raise ValueError(msg)
-    n, c, h, w = (int(s) for s in sizes)
+    int_argument(function, "block_size", block_size, minimum=1)
+    n, c, h, w = sizes
     return n, c, h, w
 
 
 def space_to_depth_output_sizes(input_sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
-    """``{N, C*B*B, H/B, W/B}`` (reference 3.5; the doc's member text has the inverse by mistake).
+    """``{N, C*B*B, H/B, W/B}`` (https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_space_to_depth_operator_desc; its member text has the inverse by mistake).
 
-    Raises ValueError unless the input is 4-D, ``B >= 1`` and B divides H and W (DESIGN section 5).
+    Raises TypeError or ValueError unless the input is 4-D, ``B >= 1`` and B divides H and W (docs/deviations.md).
     """
-    n, c, h, w = _four(input_sizes, block_size)
-    b = block_size
+    n, c, h, w = _four("space_to_depth_output_sizes", input_sizes, block_size)
+    b = int(block_size)
     if h % b or w % b:
         msg = f"SpaceToDepth needs H and W that are multiples of BlockSize {b}; got H = {h}, W = {w}"
         raise ValueError(msg)
@@ -123,12 +123,12 @@ def space_to_depth_output_sizes(input_sizes: Sequence[int], block_size: int) -> 
 
 
 def depth_to_space_output_sizes(input_sizes: Sequence[int], block_size: int) -> tuple[int, int, int, int]:
-    """``{N, C/(B*B), H*B, W*B}`` (reference 3.7).
+    """``{N, C/(B*B), H*B, W*B}`` (https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_depth_to_space_operator_desc).
 
-    Raises ValueError unless the input is 4-D, ``B >= 1`` and B*B divides C (DESIGN section 5).
+    Raises TypeError or ValueError unless the input is 4-D, ``B >= 1`` and B*B divides C (docs/deviations.md).
     """
-    n, c, h, w = _four(input_sizes, block_size)
-    b = block_size
+    n, c, h, w = _four("depth_to_space_output_sizes", input_sizes, block_size)
+    b = int(block_size)
     if c % (b * b):
         msg = f"DepthToSpace needs C that is a multiple of BlockSize * BlockSize = {b * b}; got C = {c}"
         raise ValueError(msg)
@@ -417,6 +417,7 @@ def tensorflow_depth_to_space(
 def _tensorflow(
     shape: Sequence[int], block_size: int, data_format: str, dtype: Any, *, vect_c_as_int32: bool, to_depth: bool
 ) -> TensorFlowSpaceDepth:
+    shape = ints_argument("tensorflow_space_to_depth" if to_depth else "tensorflow_depth_to_space", "shape", shape, minimum=1)
     b = _tf_block_size(block_size)
     if data_format not in TF_FORMATS:
         msg = f"data_format {data_format!r} is not one of {', '.join(TF_FORMATS)}"

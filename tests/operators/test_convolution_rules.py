@@ -316,7 +316,26 @@ def test_a_backward_layout_filter_in_a_forward_desc_is_named_as_such() -> None:
 def test_a_missing_group_count_is_suggested_for_a_depthwise_transpose() -> None:
     # depthwise ConvTranspose of 4 channels: W {4, 1, 4, 4}, group 4; with GroupCount 1 only 1 * 1 = 1 channel comes out
     finding = assert_rule(dmlpy.validate(bwd((1, 4, 5, 5), (4, 1, 4, 4), (1, 4, 10, 10))), "CONVOLUTION.OUTPUT_CHANNELS")
-    assert finding.message == "is 4, expected 1 = FilterTensor.Sizes[1] * GroupCount = 1 * 1; GroupCount 4 would give 4"
+    assert finding.message == "is 4, expected 1 = FilterTensor.Sizes[1] * GroupCount = 1 * 1; GroupCount 4 would give 4, or with GroupCount 1 the filter {Cin, Cout/G, k...} is {4, 4, 4, 4}"
+
+
+@pytest.mark.parametrize(
+    ("x", "w", "y", "groups", "fitting"),
+    [
+        pytest.param((1, 4, 5, 5), (4, 8, 3, 3), (1, 8, 7, 7), 2, "{4, 4, 3, 3}", id="Cout 8 in 2 groups: {4, 4, 3, 3}, not {4, 8, 3, 3}"),
+        pytest.param((1, 6, 5, 5), (6, 9, 2, 2), (1, 9, 6, 6), 3, "{6, 3, 2, 2}", id="Cout 9 in 3 groups: {6, 3, 2, 2}, not {6, 9, 2, 2}"),
+        pytest.param((1, 8, 3, 3, 3), (8, 4, 1, 1, 1), (1, 4, 3, 3, 3), 4, "{8, 1, 1, 1, 1}", id="5-D depthwise Cout 4 in 4 groups: {8, 1, 1, 1, 1}"),
+    ],
+)
+def test_a_grouped_transpose_filter_holding_all_output_channels_gets_the_filter_shape_that_fits(
+    x: tuple[int, ...], w: tuple[int, ...], y: tuple[int, ...], groups: int, fitting: str
+) -> None:
+    spatial = len(x) - 2
+    desc = bwd(x, w, y, GroupCount=groups, DimensionCount=spatial, Strides=[1] * spatial, Dilations=[1] * spatial, StartPadding=[0] * spatial, EndPadding=[0] * spatial,
+               OutputPadding=[0] * spatial)  # fmt: skip
+    finding = assert_rule(dmlpy.validate(desc), "CONVOLUTION.OUTPUT_CHANNELS", f"{CONV}.OutputTensor.Sizes[1]")
+    assert fitting in finding.message
+    assert "GroupCount 1 would give" not in finding.message  # the grouping is meant; the filter is the mistake
 
 
 def test_group_divides_channels_message_shows_the_remainder() -> None:
