@@ -4,7 +4,7 @@
  * spatial dims, groups, dilations, start/end/output padding, optional bias, optional fused activation,
  * any element strides on every tensor.
  *
- * Semantics: notes/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
+ * Semantics: docs/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
  * flipped along every spatial axis in Mode CONVOLUTION. Spatial sizes: in, out; computed outputs are
  * o < outc = out - OutputPadding (the trailing OutputPadding positions are 0 before bias/activation).
  *   FORWARD   y[n, oc, o] = sum_{ic, k} x[n, g*Cin_g + ic, o*s + k*d - sp] * W'[oc, ic, k]
@@ -49,6 +49,14 @@
  *
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
+ *
+ * Padding taps are skipped (docs/convolution-semantics.md): an output is the sum over the taps that land on
+ * real input only, so an infinite or NaN weight whose taps all fall in padding does not reach it. The direct
+ * path never visits such taps. The GEMM, depthwise and Winograd paths read padding as stored zeros, and
+ * 0 * inf = NaN: a call whose filter holds an infinity or NaN (one O(filter) scan, filter_is_finite) is
+ * declined by them and runs on the direct path. Infinite or NaN inputs need no such care there (a zero
+ * weight times an infinite real input is NaN in the direct sum too); the Winograd path declines those on
+ * its own (winograd.c).
  *
  * Scratch memory: one block per call (overflow-checked sizes, DMLPY_E_OUT_OF_MEMORY when malloc fails);
  * a block of at most CONV_SCRATCH_KEEP bytes is kept for the next call, so repeated calls do not fault
@@ -270,6 +278,31 @@ static void direct_rows(void* vp, uint64_t begin, uint64_t end, unsigned worker)
             store_elem(p->half, p->y, yi, dmlpy_act_scalar(&p->act, acc + bias));
         }
     }
+}
+
+/* 1 when no filter element is an infinity or NaN (all-ones exponent), read through the filter's strides. */
+static int filter_is_finite(const dmlpy_tensor* wt) {
+    uint64_t idx[DMLPY_MAX_RANK] = {0};
+    uint64_t off = 0, count = 1, e;
+    uint32_t i, bad = 0;
+    const int half = wt->data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
+    for (i = 0; i < wt->rank; ++i) count *= wt->sizes[i]; /* <= 2^32 - 1: checked by tensor_from_desc */
+    for (e = 0; e < count; ++e) {
+        if (half) {
+            bad |= (((const uint16_t*)wt->data)[off] & 0x7C00u) == 0x7C00u;
+        } else {
+            uint32_t bits;
+            memcpy(&bits, (const float*)wt->data + off, sizeof bits);
+            bad |= (bits & 0x7F800000u) == 0x7F800000u;
+        }
+        for (i = wt->rank; i-- > 0;) { /* next index, row-major */
+            off += wt->strides[i];
+            if (++idx[i] < wt->sizes[i]) break;
+            off -= idx[i] * wt->strides[i];
+            idx[i] = 0;
+        }
+    }
+    return !bad;
 }
 
 /* ---- fast path: geometry ----------------------------------------------------------------------------- */
@@ -1835,7 +1868,7 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     dmlpy_tensor xt, wt, bt, yt;
     int32_t st;
     uint32_t i, dims, shift;
-    int has_bias, output_aliases = 0;
+    int has_bias, finite, output_aliases = 0;
     uint64_t outputs_count = 1;
     double macs;
 
@@ -1981,9 +2014,11 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     /* Outputs much larger than the caches are written around them. */
     p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
 #endif
+    /* the fast paths multiply padding zeros by filter taps: an infinite or NaN weight takes the direct path */
+    finite = filter_is_finite(&wt);
     /* an output that aliases itself keeps the other paths' write order */
-    st = dims == 2 && !output_aliases ? try_winograd(p, threadCount) : -1;
-    if (st < 0) st = run_fast(p, macs, outputs_count, output_aliases, threadCount);
+    st = dims == 2 && finite && !output_aliases ? try_winograd(p, threadCount) : -1;
+    if (st < 0 && finite) st = run_fast(p, macs, outputs_count, output_aliases, threadCount);
     if (st < 0) {
         uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;
         uint64_t work = macs * 8.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs * 8.0);
