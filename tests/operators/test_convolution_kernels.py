@@ -1064,7 +1064,7 @@ PADDING_TAP_CASES = [
     pytest.param(BACKWARD, 2, 3, 1, 5, 3, 1, 1, id="backward stride 1"),
     pytest.param(BACKWARD, 2, 3, 1, 5, 3, 2, 2, id="backward stride 2"),
     pytest.param(BACKWARD, 2, 3, 1, 5, 4, 3, 2, id="backward stride 3"),
-    pytest.param(BACKWARD, 2, 3, 1, 3, 3, 65, 1, id="backward stride 65 (direct path)"),
+    pytest.param(BACKWARD, 2, 3, 1, 2, 3, 65, 1, id="backward stride 65 (direct path)"),
     pytest.param(BACKWARD, 4, 4, 4, 5, 3, 2, 1, id="backward depthwise stride 2"),
     pytest.param(BACKWARD, 16, 16, 1, 10, 3, 1, 1, id="backward 3x3 stride 1 with 16 channels (Winograd-sized)"),
     pytest.param(BACKWARD, 16, 16, 1, 10, 4, 2, 1, id="backward k4 stride 2 with 16 channels (Winograd-sized)"),
@@ -1116,3 +1116,18 @@ def test_an_infinite_float16_weight_over_padding_is_skipped(device: dmlpy.Device
     y = run_conv(desc, device, x, w)
     expected = [1.0, np.inf, np.inf] if direction == FORWARD else [np.inf, np.inf, 2.0]
     np.testing.assert_array_equal(y.ravel(), expected)
+
+
+def test_a_non_finite_weight_is_found_through_a_channels_last_filter_layout(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """The same padding-tap rule when the filter is stored channels-last (its strides are not packed), so the
+    native check for non-finite weights must read through the strides: one NaN at the last tap of the last filter."""
+    x = rng.uniform(0.5, 1, (1, 4, 7, 7)).astype(np.float32)
+    w = rng.uniform(0.5, 1, (6, 4, 3, 3)).astype(np.float32)
+    w[5, 3, 2, 2] = np.nan  # the last tap: in the end padding for the last outputs
+    desc = conv_desc(x.shape, w.shape, (1, 6, 7, 7), start=(1, 1), end=(1, 1), layouts={"w": dmlpy.nhwc_strides(w.shape)})
+    expected = oracle_forward(x, w, (1, 1), (1, 1), (1, 1), (7, 7), 1)
+    y = run_conv(desc, device, x, w)
+    assert np.isfinite(expected[0, 5, 6, :]).all() and np.isfinite(expected[0, 5, :, 6]).all()
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(y[finite], expected[finite], rtol=1e-5, atol=1e-5)
