@@ -97,7 +97,7 @@ def nhwc_strides(sizes: Sequence[int]) -> tuple[int, ...]:
 
 
 # Exact enumeration of a layout's offsets is the last resort of layout_overlap; beyond this many index
-# combinations (8 MB of offsets, about 0.1 s) the layout counts as overlapping.
+# combinations (8 MB of offsets, well under a second to sort) the layout counts as overlapping.
 OVERLAP_ENUMERATION_LIMIT = 1 << 20
 
 
