@@ -149,6 +149,62 @@ def nhwc_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     return tuple(strides)
 
 
+# Exact enumeration of a layout's offsets is the last resort of layout_overlap; beyond this many index
+# combinations (8 MB of offsets, well under a second to sort) the layout counts as overlapping.
+OVERLAP_ENUMERATION_LIMIT = 1 << 20
+
+
+def layout_overlap(sizes: Sequence[int], strides: Sequence[int]) -> str | None:
+    """None when every logical index of the layout has its own element (one-to-one); otherwise why not, in words.
+
+    Exact, whatever the strides: a zero or repeated stride, or more indices than the elements the
+    layout spans, overlap; nested strides (each, in increasing order, beyond the farthest offset the
+    smaller ones reach) do not. Dims that cannot collide with the others are set aside (a largest
+    stride beyond the reach of all the others; a smallest dim whose span every other stride is a
+    multiple of), and what remains is decided by enumerating its offsets, at most
+    OVERLAP_ENUMERATION_LIMIT of them; a larger remainder (only for strides that are neither nested
+    nor overlapping by the tests above) is reported as possibly overlapping.
+    """
+    dims = sorted((int(stride), int(size), axis) for axis, (size, stride) in enumerate(zip(sizes, strides, strict=True)) if size > 1)
+    for stride, size, axis in dims:
+        if stride == 0:
+            return f"Strides[{axis}] is 0 over {size} indices"
+    for (a, _, i), (b, _, j) in zip(dims, dims[1:], strict=False):
+        if a == b:
+            return f"Strides[{min(i, j)}] and Strides[{max(i, j)}] are both {a}"
+    changed = True
+    while changed and dims:
+        changed = False
+        below = sum((size - 1) * stride for stride, size, _ in dims[:-1])
+        if dims[-1][0] > below:  # the largest stride passes everything the others reach
+            dims.pop()
+            changed = True
+        elif len(dims) > 1 and all(stride % (dims[0][0] * dims[0][1]) == 0 for stride, _, _ in dims[1:]):
+            dims.pop(0)  # offset mod (its stride * size) tells its index apart
+            changed = True
+    if not dims:
+        return None
+    count = math.prod(size for _, size, _ in dims)
+    span = sum((size - 1) * stride for stride, size, _ in dims) + 1
+    if count > span:
+        return f"{count} indices of axes {sorted(axis for _, _, axis in dims)} reach only {span} elements"
+    if count > OVERLAP_ENUMERATION_LIMIT:
+        return f"axes {sorted(axis for _, _, axis in dims)} ({count} indices) are not proven one-to-one within {OVERLAP_ENUMERATION_LIMIT} offsets"
+    grid = np.zeros((), dtype=np.int64)
+    for stride, size, _ in dims:
+        grid = np.add.outer(grid, np.arange(size, dtype=np.int64) * stride)
+    flat = grid.ravel()
+    order = np.argsort(flat, kind="stable")
+    same = np.flatnonzero(flat[order][1:] == flat[order][:-1])
+    if same.size == 0:
+        return None
+    first, second = (np.unravel_index(int(order[k]), grid.shape) for k in (same[0], same[0] + 1))
+    index_a, index_b = [0] * len(sizes), [0] * len(sizes)
+    for (_, _, axis), a, b in zip(dims, first, second, strict=True):
+        index_a[axis], index_b[axis] = int(a), int(b)
+    return f"indices {fmt(index_a)} and {fmt(index_b)} share element {int(flat[order[same[0]]])}"
+
+
 def _checked(value: int, what: str) -> int:
     if value > UINT64_MAX:
         msg = f"buffer tensor size overflows UINT64 while computing {what}"
@@ -278,6 +334,12 @@ TOTAL_SIZE_ALIGNMENT = rule(
 )
 BASE_OFFSET_ALIGNMENT = rule("TENSOR.BASE_OFFSET_ALIGNMENT", "GuaranteedBaseOffsetAlignment is 0, or a power of two at least the element size.", source="ns-directml-dml_buffer_tensor_desc")
 FLAGS = rule("TENSOR.FLAGS", "Flags has no bits other than DML_TENSOR_FLAG_OWNED_BY_DML (0x1).", source="ne-directml-dml_tensor_flags")
+OUTPUT_OVERLAP = rule(
+    "TENSOR.OUTPUT_OVERLAP",
+    "An output's Strides give every logical index its own element; where two share one, dmlpy writes them in row-major logical order (the last index wins) on both backends.",
+    source="ns-directml-dml_buffer_tensor_desc (strides express broadcasting and padding; overlapping outputs are not addressed); docs/deviations.md",
+    severity=Severity.WARNING,
+)
 OWNED_OUTPUT = rule("TENSOR.OWNED_BY_DML_OUTPUT", "DML_TENSOR_FLAG_OWNED_BY_DML is set on input tensors only.", source="ne-directml-dml_tensor_flags")
 
 
@@ -360,6 +422,10 @@ def check_tensor(  # noqa: C901, PLR0912 - one short step per rule of reference 
 
     flags = int(buf.Flags)
     ctx.check(flags & ~int(DML_TENSOR_FLAGS.OWNED_BY_DML) == 0, FLAGS, f"{path}.Flags", actual=hex(flags), expected="DML_TENSOR_FLAG_NONE or DML_TENSOR_FLAG_OWNED_BY_DML")
+    if slot.kind == "output" and usable and buf.Strides is not None:
+        overlap = layout_overlap(sizes, buf.Strides)
+        ctx.check(overlap is None, OUTPUT_OVERLAP, f"{path}.Strides", actual=list(buf.Strides), expected="strides that give every index its own element",
+                  message=f"{fmt(buf.Strides)} for Sizes {fmt(sizes)}: {overlap}; the outputs sharing an element are written in row-major order, the last one wins")  # fmt: skip
     if slot.kind == "output":
         ctx.check(not flags & DML_TENSOR_FLAGS.OWNED_BY_DML, OWNED_OUTPUT, f"{path}.Flags", actual="DML_TENSOR_FLAG_OWNED_BY_DML", expected="DML_TENSOR_FLAG_NONE",
                   message="sets DML_TENSOR_FLAG_OWNED_BY_DML on an output tensor; only inputs may be owned by DirectML")  # fmt: skip
@@ -381,6 +447,7 @@ __all__ = [
     "check_tensor",
     "element_size",
     "is_owned_by_dml",
+    "layout_overlap",
     "nhwc_strides",
     "numpy_dtype",
     "packed_strides",

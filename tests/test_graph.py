@@ -360,3 +360,19 @@ def test_builder_program_refuses_unknown_and_missing_inputs() -> None:
         program()
     with pytest.raises(TypeError, match="unknown: y"):
         program(x=np.zeros((1, 1, 4, 4), np.float32), y=1)
+
+
+def test_an_empty_window_nan_reaches_only_the_next_windows_that_read_it(device: dmlpy.Device) -> None:
+    """A first pooling pads 1..9 (3x3) by one row and column in front without IncludePadding: row 0 and column 0
+    are empty windows (NaN, documented). A 2x2 stride-1 pooling of that reads the NaNs in its first row and column
+    only; the other four windows are hand-computed means of 2x2 blocks of 1..9."""
+    g = dmlpy.GraphBuilder(device)
+    x = g.input("x", "float32", (1, 1, 3, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        padded = g.average_pooling(x, window=(1, 1), strides=(1, 1), start_padding=(1, 1), end_padding=(0, 0))
+        y = g.average_pooling(padded, window=(2, 2), strides=(1, 1))
+        out = g.compile([y])(x=np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3))["output0"]
+    assert any("POOLING.EMPTY_WINDOW" in str(w.message) for w in caught)
+    assert np.isnan(out[0, 0, 0, :]).all() and np.isnan(out[0, 0, :, 0]).all()
+    np.testing.assert_array_equal(out[0, 0, 1:, 1:], [[3.0, 4.0], [6.0, 7.0]])

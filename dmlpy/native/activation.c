@@ -5,8 +5,9 @@
  *
  * One input, one output: same DataType (FLOAT32 or FLOAT16), same rank (1 to 8) and the same Sizes;
  * each may have any element strides. The output may be the input itself (same Data, same strides: the
- * in-place execution DirectML allows); any other overlap is refused. FLOAT16 is computed in float32 and
- * rounded once.
+ * in-place execution DirectML allows); any other overlap is refused. An output layout that maps two
+ * indices to one element is staged (dmlpy_output_stage): in place, every value is then computed from the
+ * unmodified input, however many indices share it. FLOAT16 is computed in float32 and rounded once.
  *
  * The tensors are walked as rows: dimensions that are contiguous in both tensors are merged, size-1
  * dimensions dropped, and the innermost remaining dimension is processed in chunks of ACT_CHUNK
@@ -227,8 +228,8 @@ int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const D
     int32_t st;
     uint32_t i;
     uint64_t rows = 1, items, elements, work;
-    int output_aliases = 0;
     unsigned threads;
+    dmlpy_staged_output stage;
 
     if (desc == NULL) return DMLPY_E_NULL_ARGUMENT;
     memset(&p, 0, sizeof p);
@@ -260,6 +261,8 @@ int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const D
             if (xt.sizes[i] > 1 && xt.strides[i] != yt.strides[i]) return DMLPY_E_INVALID_ARGUMENT;
         }
     }
+    st = dmlpy_output_stage(&yt, &stage);
+    if (st != DMLPY_OK) return st;
 
     p.half = xt.data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
     p.x = xt.data;
@@ -269,7 +272,6 @@ int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const D
     p.rank = 0;
     for (i = 0; i < xt.rank; ++i) {
         if (xt.sizes[i] == 1) continue;
-        if (yt.strides[i] == 0) output_aliases = 1;
         if (p.rank > 0) {
             uint32_t l = p.rank - 1;
             /* strides <= 2^32 - 1 and sizes <= 2^32 - 1: the products cannot overflow */
@@ -297,9 +299,10 @@ int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const D
     p.chunks_per_row = (p.sizes[p.rank - 1] + ACT_CHUNK - 1) / ACT_CHUNK;
     items = rows * p.chunks_per_row;
     work = elements * (dmlpy_act_is_transcendental(p.act.kind) ? 16u : 2u);
-    /* In place is safe on any number of threads (every element belongs to one chunk); an output that
-     * writes one element from several positions runs on one thread so the last write is deterministic. */
-    threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    /* In place is safe on any number of threads: the output is one-to-one (or staged), so every element
+     * belongs to one chunk. */
+    threads = dmlpy_choose_threads(work, items, threadCount);
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, act_run, &p);
+    dmlpy_output_unstage(&stage, 1);
     return DMLPY_OK;
 }

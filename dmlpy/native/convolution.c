@@ -4,7 +4,7 @@
  * spatial dims, groups, dilations, start/end/output padding, optional bias, optional fused activation,
  * any element strides on every tensor.
  *
- * Semantics: notes/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
+ * Semantics: docs/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
  * flipped along every spatial axis in Mode CONVOLUTION. Spatial sizes: in, out; computed outputs are
  * o < outc = out - OutputPadding (the trailing OutputPadding positions are 0 before bias/activation).
  *   FORWARD   y[n, oc, o] = sum_{ic, k} x[n, g*Cin_g + ic, o*s + k*d - sp] * W'[oc, ic, k]
@@ -49,6 +49,14 @@
  *
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
+ *
+ * Padding taps are skipped (docs/convolution-semantics.md): an output is the sum over the taps that land on
+ * real input only, so an infinite or NaN weight whose taps all fall in padding does not reach it. The direct
+ * path never visits such taps. The GEMM, depthwise and Winograd paths read padding as stored zeros, and
+ * 0 * inf = NaN: a call whose filter holds an infinity or NaN (one O(filter) scan, filter_is_finite) is
+ * declined by them and runs on the direct path. Infinite or NaN inputs need no such care there (a zero
+ * weight times an infinite real input is NaN in the direct sum too); the Winograd path declines those on
+ * its own (winograd.c).
  *
  * Scratch memory: one block per call (overflow-checked sizes, DMLPY_E_OUT_OF_MEMORY when malloc fails);
  * a block of at most CONV_SCRATCH_KEEP bytes is kept for the next call, so repeated calls do not fault
@@ -270,6 +278,37 @@ static void direct_rows(void* vp, uint64_t begin, uint64_t end, unsigned worker)
             store_elem(p->half, p->y, yi, dmlpy_act_scalar(&p->act, acc + bias));
         }
     }
+}
+
+/* 1 when no filter element is an infinity or NaN (all-ones exponent), read through the filter's strides. The
+ * innermost dims that are contiguous form one run, checked by a branch-free loop the compiler vectorises: a
+ * packed filter is one pass over its bytes, as cheap as the packing the fast paths do anyway. */
+static int filter_is_finite(const dmlpy_tensor* wt) {
+    uint64_t idx[DMLPY_MAX_RANK] = {0};
+    uint64_t off = 0, run = 1, rows = 1, r, j;
+    uint32_t i, outer = wt->rank, bad = 0;
+    while (outer > 0 && (wt->sizes[outer - 1] == 1 || wt->strides[outer - 1] == run)) run *= wt->sizes[--outer];
+    for (i = 0; i < outer; ++i) rows *= wt->sizes[i]; /* rows * run <= 2^32 - 1: checked by tensor_from_desc */
+    for (r = 0; r < rows; ++r) {
+        if (wt->data_type == DML_TENSOR_DATA_TYPE_FLOAT16) {
+            const uint16_t* h = (const uint16_t*)wt->data + off;
+            for (j = 0; j < run; ++j) bad |= (h[j] & 0x7C00u) == 0x7C00u;
+        } else {
+            const char* f = wt->data + off * 4;
+            for (j = 0; j < run; ++j) {
+                uint32_t bits;
+                memcpy(&bits, f + j * 4, sizeof bits);
+                bad |= (bits & 0x7F800000u) == 0x7F800000u;
+            }
+        }
+        for (i = outer; i-- > 0;) { /* the next row, row-major over the outer dims */
+            off += wt->strides[i];
+            if (++idx[i] < wt->sizes[i]) break;
+            off -= idx[i] * wt->strides[i];
+            idx[i] = 0;
+        }
+    }
+    return !bad;
 }
 
 /* ---- fast path: geometry ----------------------------------------------------------------------------- */
@@ -1536,7 +1575,7 @@ static int32_t check_fields(const DML_CONVOLUTION_OPERATOR_DESC* d) {
 
 /* The depthwise path (after plan_geometry). Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the
  * problem is not for it. */
-static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, int output_aliases, UINT threadCount) {
+static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT threadCount) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
@@ -1570,7 +1609,7 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, int 
     p->fill_needed = D->outc < D->out || H->outc < H->out || W->outc < W->out;
     p->fill_items = p->fill_needed ? p->N * p->Cout : 0;
     items = p->compute_items + p->fill_items;
-    threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    threads = dmlpy_choose_threads(work, items, threadCount);
     /* per worker: packed rows, slack, weights, row accumulator, slack (floats, 64-byte multiples) */
     /* per worker: packed rows, 128 slack + 16 alignment, weights, accumulator (+ 48 slack), tap weights,
      * tap offsets (2 floats each), phase starts */
@@ -1726,7 +1765,7 @@ static int32_t try_winograd(conv_plan* p, UINT threadCount) {
 }
 
 /* Runs the fast paths. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not for them. */
-static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_aliases, UINT threadCount) {
+static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, UINT threadCount) {
     uint64_t xp_floats, a_floats, off_count, bytes, tiles_bytes, rd, rh, items, ntiles;
     uint64_t work = macs / 4.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs / 4.0);
     size_t phase_bytes;
@@ -1736,7 +1775,7 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
 
     if (!plan_geometry(p)) return -1;
     if (p->Cin_g == 1 && p->Cout_g <= 4) {
-        int32_t st = run_depthwise(p, work, outputs, output_aliases, threadCount);
+        int32_t st = run_depthwise(p, work, outputs, threadCount);
         if (st >= 0) return st;
     }
     limit = threadCount ? threadCount : dmlpy_online_cpus();
@@ -1779,7 +1818,7 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
     p->pack_a_items = p->G * p->mblocks * ((p->Cin_g + p->a_icb - 1) / p->a_icb);
     items = p->compute_items + p->fill_items;
     if (!dmlpy_add_u64(work, outputs, &work)) work = UINT64_MAX;
-    threads = output_aliases ? 1u : dmlpy_choose_threads(work, items, threadCount);
+    threads = dmlpy_choose_threads(work, items, threadCount);
     if (threads > limit) threads = limit; /* per-image mode: one xp per possible worker */
     p->tile_floats = p->dim[2].nphase * p->mblocks * (uint64_t)CONV_MR * CONV_NR;
     if (!dmlpy_mul_u64(p->tile_floats, sizeof(float) * (uint64_t)threads, &tiles_bytes)) return -1;
@@ -1819,7 +1858,7 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, int output_
         uint64_t pack_items = p->xp_items + p->pack_a_items;
         /* packing moves each element once, with strided reads and transposes: ~1 ns = 16 units each */
         uint64_t pack_work = (p->xp_items ? xp_floats : 0) * 16u + a_floats * 16u;
-        unsigned pt = output_aliases ? 1u : dmlpy_choose_threads(pack_work, pack_items, threadCount);
+        unsigned pt = dmlpy_choose_threads(pack_work, pack_items, threadCount);
         if (pt > threads) pt = threads;
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_run, p);
     }
@@ -1835,7 +1874,8 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     dmlpy_tensor xt, wt, bt, yt;
     int32_t st;
     uint32_t i, dims, shift;
-    int has_bias, output_aliases = 0;
+    int has_bias, finite;
+    dmlpy_staged_output stage;
     uint64_t outputs_count = 1;
     double macs;
 
@@ -1919,7 +1959,6 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
         dm->op = d->OutputPadding[i];
         p->xs[i + shift] = xt.strides[i + 2];
         p->ws[i + shift] = wt.strides[i + 2];
-        p->ys[i + shift] = yt.strides[i + 2];
         if (dm->s == 0 || dm->d == 0) goto done;
         keff = (dm->k - 1) * dm->d + 1; /* k, d < 2^32: no overflow */
         if (!p->backward) {
@@ -1942,8 +1981,6 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p->xs_c = xt.strides[1];
     p->ws_0 = wt.strides[0];
     p->ws_1 = wt.strides[1];
-    p->ys_n = yt.strides[0];
-    p->ys_c = yt.strides[1];
     p->bs_c = has_bias ? bt.strides[1] : 0;
 
     /* Bind: every extent inside its buffer; the output overlaps no input. */
@@ -1960,15 +1997,17 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     st = DMLPY_E_INVALID_ARGUMENT;
     if (dmlpy_tensors_overlap(&yt, &xt) || dmlpy_tensors_overlap(&yt, &wt)) goto done;
     if (has_bias && dmlpy_tensors_overlap(&yt, &bt)) goto done;
+    st = dmlpy_output_stage(&yt, &stage);
+    if (st != DMLPY_OK) goto done;
     p->x = xt.data;
     p->w = wt.data;
     p->b = has_bias ? bt.data : NULL;
     p->y = yt.data;
-    for (i = 0; i < yt.rank; ++i) {
-        outputs_count *= yt.sizes[i];
-        /* an output that writes one element from several positions: one thread, deterministic result */
-        if (yt.strides[i] == 0 && yt.sizes[i] > 1) output_aliases = 1;
-    }
+    /* output strides after staging (packed when staged) */
+    p->ys_n = yt.strides[0];
+    p->ys_c = yt.strides[1];
+    for (i = 0; i < dims; ++i) p->ys[i + shift] = yt.strides[i + 2];
+    for (i = 0; i < yt.rank; ++i) outputs_count *= yt.sizes[i];
 
     /* Multiply-adds (for the thread count). */
     macs = (double)p->N * (double)p->Cout * (double)p->Cin_g;
@@ -1981,18 +2020,20 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     /* Outputs much larger than the caches are written around them. */
     p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
 #endif
-    /* an output that aliases itself keeps the other paths' write order */
-    st = dims == 2 && !output_aliases ? try_winograd(p, threadCount) : -1;
-    if (st < 0) st = run_fast(p, macs, outputs_count, output_aliases, threadCount);
+    /* the fast paths multiply padding zeros by filter taps: an infinite or NaN weight takes the direct path */
+    finite = filter_is_finite(&wt);
+    st = dims == 2 && finite ? try_winograd(p, threadCount) : -1;
+    if (st < 0 && finite) st = run_fast(p, macs, outputs_count, threadCount);
     if (st < 0) {
         uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;
         uint64_t work = macs * 8.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs * 8.0);
         unsigned threads;
         if (!dmlpy_add_u64(work, outputs_count, &work)) work = UINT64_MAX;
-        threads = output_aliases ? 1u : dmlpy_choose_threads(work, rows, threadCount);
+        threads = dmlpy_choose_threads(work, rows, threadCount);
         dmlpy_parallel_for(rows, dmlpy_choose_grain(rows, threads), threads, direct_rows, p);
         st = DMLPY_OK;
     }
+    dmlpy_output_unstage(&stage, st == DMLPY_OK);
 
 done:
     free(p);

@@ -56,6 +56,28 @@ int32_t dmlpy_tensor_bind(dmlpy_tensor* t, const DMLPY_BOUND_BUFFER* buffer);
 /* 1 when the byte ranges [a, a + extent) of two bound tensors overlap. */
 int dmlpy_tensors_overlap(const dmlpy_tensor* a, const dmlpy_tensor* b);
 
+/* 1 when no two logical indices of t address the same element, proven by nested strides: after dropping
+ * size-1 dims and ordering by stride, each stride exceeds the farthest offset the smaller ones reach. 0
+ * covers every overlapping layout and a few exotic one-to-one ones (strides {3, 2} for sizes {2, 2});
+ * dmlpy_output_stage treats both alike, which costs those only a copy. */
+int dmlpy_layout_nested(const dmlpy_tensor* t);
+
+/* An output whose layout may map two logical indices to one element (TENSOR.OUTPUT_OVERLAP in
+ * docs/rules.md) is computed into a packed scratch tensor and then written element by element in
+ * row-major logical order, so the last index wins, whatever the thread count or kernel path; an in-place
+ * input that shares those elements is read intact. Usage: after every check of the bound tensors,
+ * dmlpy_output_stage(&yt, &stage) (yt then describes the scratch), run the kernel on yt, then
+ * dmlpy_output_unstage(&stage, ok). One-to-one outputs are left alone and cost one stride sort. */
+typedef struct dmlpy_staged_output {
+    dmlpy_tensor target; /* the bound output, when staged */
+    void* block;         /* the scratch, NULL when not staged */
+} dmlpy_staged_output;
+
+int32_t dmlpy_output_stage(dmlpy_tensor* t, dmlpy_staged_output* stage);
+
+/* write: copy the scratch to the real output (after a successful run); always frees the scratch. */
+void dmlpy_output_unstage(dmlpy_staged_output* stage, int write);
+
 /* ---- threads ----------------------------------------------------------------------------------- */
 
 /* Runs fn(ctx, begin, end, worker) over [0, count) in chunks of `grain` items, handed out through an

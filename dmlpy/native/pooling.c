@@ -1395,7 +1395,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     int off; /* 0 for 3 spatial dims, 1 for 2 (dim 0 is a unit D) */
     uint64_t items, work, grain, per_worker = 0, OW, table_len;
     unsigned threads;
-    int output_aliases = 0;
+    dmlpy_staged_output stage;
     void* scratch_block = NULL;
     void* reg_block = NULL;
     pool_taps* tables = NULL;
@@ -1426,6 +1426,8 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     st = dmlpy_tensor_bind(&yt, &outputs[0]);
     if (st != DMLPY_OK) return st;
     if (dmlpy_tensors_overlap(&xt, &yt)) return DMLPY_E_INVALID_ARGUMENT;
+    st = dmlpy_output_stage(&yt, &stage);
+    if (st != DMLPY_OK) return st;
 
     memset(&p, 0, sizeof p);
     p.half = xt.data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
@@ -1457,12 +1459,6 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     }
     OW = p.out[2];
 
-    /* An output with a zero stride over a dimension of size > 1 writes one element several times; run
-     * such outputs on one thread so the last write is deterministic. */
-    for (i = 0; i < yt.rank; ++i) {
-        if (yt.strides[i] == 0 && yt.sizes[i] > 1) output_aliases = 1;
-    }
-
     /* Pick the path. The scratch-based paths need every per-dim table and row buffer to be modest. */
     table_len = p.out[0] + p.out[1] + OW;
     if (table_len > 3 * POOL_SCRATCH_CAP) {
@@ -1480,7 +1476,10 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         int d, seen_full = 0;
         pool_taps* t;
         tables = (pool_taps*)malloc((size_t)table_len * sizeof(pool_taps));
-        if (tables == NULL) return DMLPY_E_OUT_OF_MEMORY;
+        if (tables == NULL) {
+            dmlpy_output_unstage(&stage, 0);
+            return DMLPY_E_OUT_OF_MEMORY;
+        }
         t = tables;
         for (d = 0; d < 3; ++d) {
             p.taps[d] = t;
@@ -1507,11 +1506,11 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         p.ow_a = ow_a;
         p.ow_b = ow_b;
 #if defined(POOL_AVX512) && !defined(DMLPY_POOL_NO_REG)
-        /* (Not for outputs with zero strides: the row path's order of the repeated writes stays.) */
-        if (p.path == PATH_ROW && p.xs[2] == 1 && !output_aliases) {
+        if (p.path == PATH_ROW && p.xs[2] == 1) {
             st = reg_setup(&p, &reg_block);
             if (st != DMLPY_OK) {
                 free(tables);
+                dmlpy_output_unstage(&stage, 0);
                 return st;
             }
         }
@@ -1542,7 +1541,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         }
         work = est > 1.8e19 ? UINT64_MAX : (uint64_t)est;
     }
-    threads = output_aliases ? 1u : pool_choose_threads(work, items, threadCount);
+    threads = pool_choose_threads(work, items, threadCount);
     grain = dmlpy_choose_grain(items, threads);
 
     /* Row buffers: lengths rounded to whole 64-byte lines plus slack for whole-vector reads/writes. */
@@ -1559,6 +1558,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         if (scratch_block == NULL) {
             free(reg_block);
             free(tables);
+            dmlpy_output_unstage(&stage, 0);
             return DMLPY_E_OUT_OF_MEMORY;
         }
         p.scratch = (char*)(((uintptr_t)scratch_block + 63) & ~(uintptr_t)63);
@@ -1576,5 +1576,6 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     free(reg_block);
     free(scratch_block);
     free(tables);
+    dmlpy_output_unstage(&stage, 1);
     return DMLPY_OK;
 }

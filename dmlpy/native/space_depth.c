@@ -22,7 +22,8 @@
  *      DEINT and INTER use an AVX-512 permute network (S = 2..16 streams; dword permutes for 4- and
  *      8-byte elements, VBMI byte permutes for 1 and 2); without AVX-512, typed scalar loops;
  *   3. the other dims are the work items, split across cores by dmlpy_parallel_for (the rows or the long
- *      dim are split too when there are few items). An output whose elements may alias runs on one thread.
+ *      dim are split too when there are few items). An output whose layout maps two indices to one element
+ *      is staged (dmlpy_output_stage), so every destination the kernels see is one-to-one.
  *
  * Large outputs are written with non-temporal stores, which measured up to 2x faster than normal stores
  * here, but only when (nearly) every store of a destination stream is a whole aligned line: a stream
@@ -665,25 +666,6 @@ static unsigned sd_simplify(sd_dim* d, unsigned n) {
     return m;
 }
 
-/* 1 when no two destination indices can address the same element: each dim's stride (ascending) exceeds
- * the extent of all smaller ones. A sufficient condition; outputs failing it run on one thread. */
-static int sd_dst_injective(const sd_dim* dims, unsigned n) {
-    uint64_t order[SD_DIMS], reach = 0;
-    unsigned i, j;
-    for (i = 0; i < n; ++i) order[i] = i;
-    for (i = 1; i < n; ++i) {
-        uint64_t t = order[i];
-        for (j = i; j > 0 && dims[order[j - 1]].dst > dims[t].dst; --j) order[j] = order[j - 1];
-        order[j] = t;
-    }
-    for (i = 0; i < n; ++i) {
-        const sd_dim* d = &dims[order[i]];
-        if (d->size > 1 && d->dst <= reach) return 0;
-        reach += (d->size - 1) * d->dst; /* within the validated extent: no overflow */
-    }
-    return 1;
-}
-
 /* The block's kind, L and S from the innermost dims; the rest become outer dims (destination order). */
 static void sd_choose_block(sd_plan* p, const sd_dim* d, unsigned n) {
     const sd_dim j = d[n - 1]; /* smallest destination stride */
@@ -919,6 +901,7 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     sd_fields f;
     sd_plan p;
     dmlpy_tensor xt, yt;
+    dmlpy_staged_output stage;
     const dmlpy_tensor *space, *depth;
     sd_dim sp[SD_DIMS], dp[SD_DIMS], dims[SD_DIMS];
     uint64_t b, bb, cs, depth_c, h_b, w_b, count = 1, items, work;
@@ -962,6 +945,8 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     st = dmlpy_tensor_bind(&yt, &outputs[0]);
     if (st != DMLPY_OK) return st;
     if (dmlpy_tensors_overlap(&xt, &yt)) return DMLPY_E_INVALID_ARGUMENT;
+    st = dmlpy_output_stage(&yt, &stage);
+    if (st != DMLPY_OK) return st;
 
     /* Strides of (n, c, h, by, w, bx). Every product is a stride times a factor of a size (C*B*B, H*B and
      * W*B are sizes, so below 2^32): below 2^64. */
@@ -995,7 +980,7 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p.src = xt.data;
     p.dst = yt.data;
     n = sd_simplify(dims, SD_DIMS);
-    max_threads = sd_dst_injective(dims, n) ? (threadCount ? threadCount : dmlpy_online_cpus()) : 1u;
+    max_threads = threadCount ? threadCount : dmlpy_online_cpus();
     sd_choose_block(&p, dims, n);
 #if defined(SD_AVX512)
     p.use_net = (p.kind == SD_DEINT || p.kind == SD_INTER) && p.S >= 2 && p.S <= SD_MAX_STREAMS && p.L * p.esize >= 64;
@@ -1011,7 +996,10 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 #if defined(SD_AVX512)
     if (p.use_net) {
         net_block = (sd_net*)aligned_alloc(64, sizeof(sd_net));
-        if (net_block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+        if (net_block == NULL) {
+            dmlpy_output_unstage(&stage, 0);
+            return DMLPY_E_OUT_OF_MEMORY;
+        }
         sd_build_net(net_block, (unsigned)p.S, p.esize, p.kind == SD_INTER);
         p.net = net_block;
     }
@@ -1022,5 +1010,6 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 #if defined(SD_AVX512)
     free(net_block);
 #endif
+    dmlpy_output_unstage(&stage, 1);
     return DMLPY_OK;
 }

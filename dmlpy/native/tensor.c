@@ -1,6 +1,7 @@
 /*
  * tensor.c - validation of buffer tensor descriptions and bound buffers.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dmlpy_internal.h"
@@ -95,4 +96,64 @@ int dmlpy_tensors_overlap(const dmlpy_tensor* a, const dmlpy_tensor* b) {
     uintptr_t a0 = (uintptr_t)a->data, a1 = a0 + (uintptr_t)a->extent_bytes;
     uintptr_t b0 = (uintptr_t)b->data, b1 = b0 + (uintptr_t)b->extent_bytes;
     return a0 < b1 && b0 < a1;
+}
+
+int dmlpy_layout_nested(const dmlpy_tensor* t) {
+    uint32_t order[DMLPY_MAX_RANK], n = 0, i, j;
+    uint64_t reach = 0;
+    for (i = 0; i < t->rank; ++i) {
+        if (t->sizes[i] > 1) order[n++] = i;
+    }
+    for (i = 1; i < n; ++i) { /* insertion sort by stride: at most 8 dims */
+        uint32_t d = order[i];
+        for (j = i; j > 0 && t->strides[order[j - 1]] > t->strides[d]; --j) order[j] = order[j - 1];
+        order[j] = d;
+    }
+    for (i = 0; i < n; ++i) {
+        const uint32_t d = order[i];
+        if (t->strides[d] <= reach) return 0;
+        reach += (t->sizes[d] - 1) * t->strides[d]; /* within the validated extent: no overflow */
+    }
+    return 1;
+}
+
+int32_t dmlpy_output_stage(dmlpy_tensor* t, dmlpy_staged_output* stage) {
+    uint64_t count = 1, stride = 1;
+    uint32_t i;
+    stage->block = NULL;
+    if (dmlpy_layout_nested(t)) return DMLPY_OK;
+    for (i = 0; i < t->rank; ++i) count *= t->sizes[i]; /* <= 2^32 - 1: checked by tensor_from_desc */
+    stage->block = calloc((size_t)count, t->element_size);
+    if (stage->block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    stage->target = *t;
+    for (i = t->rank; i-- > 0;) {
+        t->strides[i] = stride;
+        stride *= t->sizes[i];
+    }
+    t->data = (char*)stage->block;
+    t->extent_bytes = t->bound_bytes = count * t->element_size;
+    return DMLPY_OK;
+}
+
+void dmlpy_output_unstage(dmlpy_staged_output* stage, int write) {
+    const dmlpy_tensor* t = &stage->target;
+    uint64_t idx[DMLPY_MAX_RANK] = {0};
+    uint64_t off = 0, count = 1, e;
+    uint32_t i;
+    if (stage->block == NULL) return;
+    if (write) {
+        const size_t size = t->element_size;
+        for (i = 0; i < t->rank; ++i) count *= t->sizes[i];
+        for (e = 0; e < count; ++e) { /* row-major: a later index overwrites an earlier one */
+            memcpy(t->data + off * size, (const char*)stage->block + e * size, size);
+            for (i = t->rank; i-- > 0;) {
+                off += t->strides[i];
+                if (++idx[i] < t->sizes[i]) break;
+                off -= idx[i] * t->strides[i];
+                idx[i] = 0;
+            }
+        }
+    }
+    free(stage->block);
+    stage->block = NULL;
 }

@@ -58,8 +58,8 @@
  * at least WINO_MIN_CIN input and WINO_MIN_COUT output channels per group (16: with 8 or 12 the two paths
  * tie, with 16 Winograd is ~1.1x faster, with 32 or more 1.4-1.8x); at least WINO_MIN_OUT computed outputs
  * in the largest phase, per image and group (64: an 8x8 output is faster, 6x6 slower); scratch within
- * WINO_SCRATCH_CAP; not when the output aliases itself (convolution.c keeps the other paths' write order
- * then). Otherwise -1: the GEMM, depthwise and direct paths run as before.
+ * WINO_SCRATCH_CAP (an output that maps two indices to one element is staged by convolution.c, so it arrives
+ * packed). Otherwise -1: the GEMM, depthwise and direct paths run as before.
  *
  * Memory safety: x, w and b are read and y is written only at the element indices of the validated,
  * bound tensors (the index forms of convolution.c's paths; the phases' filter taps are filter elements by

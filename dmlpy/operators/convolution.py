@@ -380,37 +380,34 @@ def _check_spatial_sizes(ctx: Checker, desc: DML_CONVOLUTION_OPERATOR_DESC, path
 # ---------------------------------------------------------------------------------------
 # NumPy kernels (float64 inside; the result is rounded once to the output's type).
 #
-# FORWARD gathers every input tap an output reads (im2col by index tables: tap k of output o
-# along an axis sits at o * s + k * d - start, and a tap outside the input reads an appended
-# zero), then contracts channels and taps with einsum per group. BACKWARD is written the
-# other way round, as DirectML's scatter: each input element, times each filter tap, lands
-# at i * s + k * d - start; it loops over the taps and adds strided slices. Neither pads the
-# input, so UINT-sized paddings, strides and dilations cost nothing.
-
-
-def _gather_taps(x: np.ndarray, out: Sequence[int], kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], start: Sequence[int]) -> np.ndarray:
-    """x {N, C, in...} -> {N, C, o1, k1, o2, k2, ...}: the input under every tap (0 in the padding)."""
-    cols = x
-    for i, (o, k, s, d, sp) in enumerate(zip(out, kernel, strides, dilations, start, strict=True)):
-        axis = 2 + 2 * i  # the axes before this one were already split into (o, k)
-        n = cols.shape[axis]
-        position = np.arange(o, dtype=np.int64)[:, None] * s + np.arange(k, dtype=np.int64)[None, :] * d - sp
-        position = np.where((position >= 0) & (position < n), position, n)  # n: the appended zero
-        zero = np.zeros_like(np.take(cols, [0], axis=axis))
-        cols = np.take(np.concatenate([cols, zero], axis=axis), position, axis=axis)
-    return cols
+# Both are direct sums over real input only (docs/convolution-semantics.md): padding taps are
+# skipped, never multiplied as zeros, so an infinite or NaN weight reaches only the outputs
+# whose taps read real input through it. Both loop over the filter taps: FORWARD adds, per
+# tap, the strided slice of the input that the outputs reading real input through that tap
+# see; BACKWARD is written the other way round, as DirectML's scatter: each input element,
+# times each filter tap, lands at i * s + k * d - start. Neither pads the input, so UINT-sized
+# paddings, strides and dilations cost nothing.
 
 
 def convolve_forward(x: np.ndarray, w: np.ndarray, out: Sequence[int], strides: Sequence[int], dilations: Sequence[int], start: Sequence[int], groups: int) -> np.ndarray:
-    """Cross-correlation: ``y[n, oc, o] = sum_{ic, k} x[n, g * Cin/G + ic, o * s + k * d - start] * w[oc, ic, k]``."""
+    """Cross-correlation: ``y[n, oc, o] = sum_{ic, k} x[n, g * Cin/G + ic, o * s + k * d - start] * w[oc, ic, k]`` over taps on the input."""
     n, cin = x.shape[:2]
-    cout, spatial = w.shape[0], w.ndim - 2
-    cols = _gather_taps(x, out, w.shape[2:], strides, dilations, start)
-    cols = cols.reshape(n, groups, cin // groups, *cols.shape[2:])
-    wg = w.reshape(groups, cout // groups, *w.shape[1:])
-    o_letters, k_letters = "opq"[:spatial], "klm"[:spatial]
-    taps = "".join(o + k for o, k in zip(o_letters, k_letters, strict=True))
-    y = np.einsum(f"ngc{taps},gfc{k_letters}->ngf{o_letters}", cols, wg, optimize=True)
+    cout, kernel, inputs = w.shape[0], w.shape[2:], x.shape[2:]
+    xg = x.reshape(n, groups, cin // groups, *inputs)
+    wg = w.reshape(groups, cout // groups, cin // groups, *kernel)
+    y = np.zeros((n, groups, cout // groups, *out))
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        sources, targets = [], []
+        for size, o, k, s, d, sp in zip(inputs, out, tap, strides, dilations, start, strict=True):
+            first = k * d - sp  # output j reads input j * s + first
+            lo = max(0, -(first // s))  # the first j with j * s + first >= 0: ceil(-first / s)
+            hi = min(o - 1, (size - 1 - first) // s)  # the last j with j * s + first < size
+            if hi < lo:
+                break
+            targets.append(slice(lo, hi + 1))
+            sources.append(slice(lo * s + first, hi * s + first + 1, s))
+        else:
+            y[(..., *targets)] += np.einsum("ngc...,gfc->ngf...", xg[(..., *sources)], wg[(..., *tap)])
     return y.reshape(n, cout, *out)
 
 

@@ -326,15 +326,18 @@ def _check_empty_windows(ctx: Checker, desc: AnyAveragePooling, path: str, x_siz
 
 
 # ---------------------------------------------------------------------------------------
-# NumPy kernel: separable window sums, one spatial axis at a time, from prefix sums.
+# NumPy kernel: separable window sums, one spatial axis at a time.
 #
 # A window's taps are a Cartesian product over the spatial axes, so the N-D window sum is the
 # 1-D window sums applied axis after axis, and the divisor is the product of per-axis tap
 # counts. Along one axis, the taps of output o are o*s - start + k*d for k in [0, w); the
-# ones on the input are k = kmin..kmax (closed form), and their sum is a difference of
-# prefix sums taken over the input's residue class mod d. Nothing the size of the padding or
-# of the window is ever materialized: descs with 2^32 - 1 windows, paddings, strides or
-# dilations run on tiny tensors in tiny memory (DESIGN section 5 for the divisor).
+# ones on the input are k = kmin..kmax (closed form). Each window is summed from its own taps
+# only (never as a difference of running sums, where one inf or NaN, or a huge value, would
+# reach every later window): the j-th on-input tap of every window is gathered at once, for j
+# up to the most taps any window has on the input (at most the input's length). Nothing the
+# size of the padding or of the window is ever materialized: descs with 2^32 - 1 windows,
+# paddings, strides or dilations run on tiny tensors in tiny memory (docs/deviations.md for
+# the divisor).
 
 
 def _tap_range(out: int, window: int, stride: int, start: int, dilation: int, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -346,23 +349,19 @@ def _tap_range(out: int, window: int, stride: int, start: int, dilation: int, lo
 
 
 def _axis_window_sums(x: np.ndarray, axis: int, out: int, window: int, stride: int, start: int, dilation: int) -> np.ndarray:
-    """Sums of the on-input taps of every output along ``axis`` (padding adds 0)."""
+    """Sums of the on-input taps of every output along ``axis`` (padding adds nothing)."""
     n = x.shape[axis]
     moved = np.moveaxis(x, axis, -1)
-    lead = moved.shape[:-1]
-    step = min(dilation, n)  # with dilation >= n every residue class holds one element
-    rows = -(-n // step)
-    grid = np.zeros((*lead, rows * step))
-    grid[..., :n] = moved
-    # prefix[p] = x[p] + x[p - d] + x[p - 2d] + ...: running sums down each residue class
-    prefix = np.cumsum(grid.reshape(*lead, rows, step), axis=-2).reshape(*lead, rows * step)
     first, kmin, kmax = _tap_range(out, window, stride, start, dilation, 0, n)
-    empty = kmax < kmin
-    last = np.where(empty, 0, first + kmax * dilation)
-    before = first + (kmin - 1) * dilation  # the class element before the first tap on the input, if any
-    subtract = before >= 0 if dilation < n else np.zeros(out, dtype=bool)
-    sums = prefix[..., last] - np.where(subtract, prefix[..., np.clip(before, 0, n - 1)], 0.0)
-    return np.moveaxis(np.where(empty, 0.0, sums), -1, axis)
+    count = np.maximum(0, kmax - kmin + 1)
+    origin = first + kmin * dilation  # the first on-input tap (meaningless where count is 0)
+    sums = np.zeros((*moved.shape[:-1], out))
+    for j in range(int(count.max(initial=0))):
+        taken = j < count
+        position = np.where(taken, origin + j * dilation, 0)
+        # where, not a product with the mask: a tap outside the window adds nothing, not 0 * inf
+        sums += np.where(taken, moved[..., position], 0.0)
+    return np.moveaxis(sums, -1, axis)
 
 
 def average_pooling_reference(desc: AnyAveragePooling, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:

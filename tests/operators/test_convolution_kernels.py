@@ -1010,3 +1010,124 @@ def test_winograd_sized_convolutions_propagate_inf_and_nan_exactly_like_a_direct
     finite = np.isfinite(expected)
     tolerance = 2e-2 if x.dtype == np.float16 else 1e-4
     np.testing.assert_allclose(y[finite], expected[finite], rtol=tolerance, atol=tolerance)
+
+
+# ---------------------------------------------------------------------------------------
+# Padding taps are skipped (docs/convolution-semantics.md): an infinite or NaN weight reaches only the outputs
+# whose taps read real input through it, on every native path (direct, GEMM, depthwise, Winograd) and in NumPy.
+
+
+def oracle_backward_gather(x: np.ndarray, w: np.ndarray, strides: Sequence[int], start: Sequence[int], out: Sequence[int], groups: int) -> np.ndarray:
+    """Transposed convolution (dilation 1) as a gather over real input only: output o of group g takes
+    x[n, ci, i] * w[ci, oc, k] for every ci of the group and tap k with o + start - k = i * s, 0 <= i < in."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, cin = x.shape[:2]
+    cin_g, cout_g = cin // groups, w.shape[1]
+    y = np.zeros((n, cout_g * groups, *out))
+    for o in itertools.product(*(range(size) for size in out)):
+        for k in itertools.product(*(range(size) for size in w.shape[2:])):
+            reach = [o[a] + start[a] - k[a] for a in range(len(out))]
+            if any(r < 0 or r % strides[a] or r // strides[a] >= x.shape[2 + a] for a, r in enumerate(reach)):
+                continue
+            i = tuple(r // strides[a] for a, r in enumerate(reach))
+            for g in range(groups):
+                taps = x[(slice(None), slice(g * cin_g, (g + 1) * cin_g), *i)]  # {N, Cin/G}
+                weights = w[(slice(g * cin_g, (g + 1) * cin_g), slice(None), *k)]  # {Cin/G, Cout/G}
+                y[(slice(None), slice(g * cout_g, (g + 1) * cout_g), *o)] += taps @ weights
+    return y
+
+
+def backward_with_zeros_multiplied(x: np.ndarray, w: np.ndarray, stride: int, pad: int, out: Sequence[int], groups: int) -> np.ndarray:
+    """What a kernel that stores padding and inserted zeros computes: a stride-1 correlation over the zero-inserted
+    input explicitly padded with kernel - 1 - pad zeros in front, every tap multiplied (0 * inf = NaN)."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, cin, size, kernel = *x.shape[:3], w.shape[2]
+    front = kernel - 1 - pad
+    assert front >= 0
+    dilated = np.zeros((n, cin, front + (size - 1) * stride + 1 + kernel + stride, front + (size - 1) * stride + 1 + kernel + stride))
+    dilated[:, :, front : front + (size - 1) * stride + 1 : stride, front : front + (size - 1) * stride + 1 : stride] = x
+    cin_g = cin // groups
+    flipped = np.flip(w, axis=(2, 3))
+    swapped = np.concatenate([np.swapaxes(flipped[g * cin_g : (g + 1) * cin_g], 0, 1) for g in range(groups)], axis=0)
+    return oracle_forward(dilated, swapped, (1, 1), (1, 1), (0, 0), out, groups)
+
+
+# (direction, channels in, channels out, groups, spatial size, kernel, stride, start and end padding)
+PADDING_TAP_CASES = [
+    pytest.param(FORWARD, 2, 3, 1, 7, 3, 1, 1, id="forward stride 1"),
+    pytest.param(FORWARD, 2, 3, 1, 7, 3, 2, 2, id="forward stride 2"),
+    pytest.param(FORWARD, 2, 3, 1, 7, 3, 3, 2, id="forward stride 3"),
+    pytest.param(FORWARD, 2, 3, 1, 70, 3, 65, 2, id="forward stride 65 (direct path)"),
+    pytest.param(FORWARD, 4, 4, 4, 7, 3, 1, 1, id="forward depthwise stride 1"),
+    pytest.param(FORWARD, 4, 8, 4, 7, 3, 2, 1, id="forward depthwise stride 2, two outputs per group"),
+    pytest.param(FORWARD, 16, 16, 1, 10, 3, 1, 1, id="forward 3x3 stride 1 with 16 channels (Winograd-sized)"),
+    pytest.param(BACKWARD, 2, 3, 1, 5, 3, 1, 1, id="backward stride 1"),
+    pytest.param(BACKWARD, 2, 3, 1, 5, 3, 2, 2, id="backward stride 2"),
+    pytest.param(BACKWARD, 2, 3, 1, 5, 4, 3, 2, id="backward stride 3"),
+    pytest.param(BACKWARD, 2, 3, 1, 2, 3, 65, 1, id="backward stride 65 (direct path)"),
+    pytest.param(BACKWARD, 4, 4, 4, 5, 3, 2, 1, id="backward depthwise stride 2"),
+    pytest.param(BACKWARD, 16, 16, 1, 10, 3, 1, 1, id="backward 3x3 stride 1 with 16 channels (Winograd-sized)"),
+    pytest.param(BACKWARD, 16, 16, 1, 10, 4, 2, 1, id="backward k4 stride 2 with 16 channels (Winograd-sized)"),
+]
+
+
+@pytest.mark.parametrize("poison", [math.inf, -math.inf, math.nan], ids=["inf", "-inf", "nan"])
+@pytest.mark.parametrize(("direction", "cin", "cout", "groups", "size", "kernel", "stride", "pad"), PADDING_TAP_CASES)
+def test_a_non_finite_weight_over_padding_reaches_only_outputs_whose_taps_read_real_input(
+    device: dmlpy.Device, rng: np.random.Generator, poison: float, direction: DML_CONVOLUTION_DIRECTION,
+    cin: int, cout: int, groups: int, size: int, kernel: int, stride: int, pad: int,
+) -> None:  # fmt: skip
+    x = rng.uniform(0.5, 1, (1, cin, size, size)).astype(np.float32)
+    w_sizes = (cout, cin // groups, kernel, kernel) if direction == FORWARD else (cin, cout // groups, kernel, kernel)
+    w = rng.uniform(0.5, 1, w_sizes).astype(np.float32)
+    w[0, 0, 0, 0] = poison  # the first tap: it lies in the start padding for the first outputs
+    strides, pads = (stride, stride), (pad, pad)
+    out = dmlpy.convolution_output_sizes(x.shape, w.shape, strides, (1, 1), pads, pads, None, groups, direction)
+    desc = conv_desc(x.shape, w.shape, out, direction=direction, strides=strides, start=pads, end=pads, groups=groups)
+    with np.errstate(invalid="ignore"):
+        if direction == FORWARD:
+            expected = oracle_forward(x, w, strides, (1, 1), pads, out[2:], groups)
+            padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad + stride), (pad, pad + stride)))
+            zeros_multiplied = oracle_forward(padded, w, strides, (1, 1), (0, 0), out[2:], groups)
+        else:
+            expected = oracle_backward_gather(x, w, strides, pads, out[2:], groups)
+            zeros_multiplied = backward_with_zeros_multiplied(x, w, stride, pad, out[2:], groups)
+    # the case matters: multiplying padding zeros by the weight would poison outputs the direct sum keeps finite
+    assert (np.isfinite(expected) & ~np.isfinite(zeros_multiplied)).any()
+    assert not np.isfinite(expected).all()
+    y = run_conv(desc, device, x, w)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
+    np.testing.assert_array_equal(np.isposinf(y), np.isposinf(expected))
+    np.testing.assert_array_equal(np.isneginf(y), np.isneginf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(y[finite], expected[finite], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
+def test_an_infinite_float16_weight_over_padding_is_skipped(device: dmlpy.Device, direction: DML_CONVOLUTION_DIRECTION) -> None:
+    """1-D, x = [1, 2], filter [inf, 1], stride 1. FORWARD with padding 1 + 1: output o takes x[o - 1 + k] * w[k] over
+    real taps: o = 0 only 1 * 1 (tap 0 is padding), so [1, inf, inf]. BACKWARD without padding: output o takes
+    x[o - k] * w[k]: o = 2 only x[1] * 1 = 2 (tap 0 would need x[2], past the input), so [inf, inf, 2]."""
+    x = np.array([1.0, 2.0], np.float16).reshape(1, 1, 2)
+    w = np.array([np.inf, 1.0], np.float16).reshape(1, 1, 2)
+    pads = (1,) if direction == FORWARD else (0,)
+    out = dmlpy.convolution_output_sizes(x.shape, w.shape, (1,), (1,), pads, pads, None, 1, direction)
+    desc = conv_desc(x.shape, w.shape, out, direction=direction, start=pads, end=pads, dtype=np.float16)
+    y = run_conv(desc, device, x, w)
+    expected = [1.0, np.inf, np.inf] if direction == FORWARD else [np.inf, np.inf, 2.0]
+    np.testing.assert_array_equal(y.ravel(), expected)
+
+
+def test_a_non_finite_weight_is_found_through_a_channels_last_filter_layout(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """The same padding-tap rule when the filter is stored channels-last (its strides are not packed), so the
+    native check for non-finite weights must read through the strides: one NaN at the last tap of the last filter."""
+    x = rng.uniform(0.5, 1, (1, 4, 7, 7)).astype(np.float32)
+    w = rng.uniform(0.5, 1, (6, 4, 3, 3)).astype(np.float32)
+    w[5, 3, 2, 2] = np.nan  # the last tap: in the end padding for the last outputs
+    desc = conv_desc(x.shape, w.shape, (1, 6, 7, 7), start=(1, 1), end=(1, 1), layouts={"w": dmlpy.nhwc_strides(w.shape)})
+    expected = oracle_forward(x, w, (1, 1), (1, 1), (1, 1), (7, 7), 1)
+    y = run_conv(desc, device, x, w)
+    assert np.isfinite(expected[0, 5, 6, :]).all() and np.isfinite(expected[0, 5, :, 6]).all()
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(y[finite], expected[finite], rtol=1e-5, atol=1e-5)

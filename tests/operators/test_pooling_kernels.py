@@ -430,6 +430,51 @@ def test_broadcast_input_stride_zero(device: dmlpy.Device, axis: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# A window's sum comes from its own taps only: a value outside it, however extreme, changes nothing.
+
+# 1-D windows over x = 1..12 with one value replaced at position 4; (window, stride, start, end, dilation).
+ISOLATION_WINDOWS = [
+    pytest.param((3,), (1,), (1,), (1,), (1,), id="window 3 stride 1 padded"),
+    pytest.param((2,), (2,), (0,), (0,), (1,), id="window 2 stride 2"),
+    pytest.param((3,), (1,), (2,), (0,), (2,), id="window 3 dilation 2 padded"),
+    pytest.param((12,), (1,), (11,), (11,), (1,), id="window 12 over all 12 inputs, stride 1"),
+]
+
+
+@pytest.mark.parametrize("special", [math.inf, -math.inf, math.nan, 1e30], ids=["inf", "-inf", "nan", "1e30"])
+@pytest.mark.parametrize(("window", "strides", "start", "end", "dilations"), ISOLATION_WINDOWS)
+def test_an_extreme_value_changes_only_the_windows_that_hold_it(
+    device: dmlpy.Device, special: float, window: tuple[int], strides: tuple[int], start: tuple[int], end: tuple[int], dilations: tuple[int]
+) -> None:
+    x = np.arange(1.0, 13.0, dtype=np.float32)
+    x[4] = special
+    x = x.reshape(1, 1, 1, 12)
+    desc = pool_desc((1, 1, 1, 12), (1, *window), (1, *strides), (0, *start), (0, *end), (1, *dilations))
+    out_spatial = tuple(desc.OutputTensor.Desc.Sizes[2:])
+    oracle = oracle_average_pool(x, (1, *window), (1, *strides), (0, *start), (0, *end), (1, *dilations), False, out_spatial)
+    y = run_pool(desc, x, device).astype(np.float64)
+    holds = np.array([any(o * strides[0] + k * dilations[0] - start[0] == 4 for k in range(window[0])) for o in range(out_spatial[1])])
+    assert holds.any() and not holds.all()
+    np.testing.assert_allclose(y[0, 0, 0, ~holds], oracle.output[0, 0, 0, ~holds], rtol=1e-6)
+    np.testing.assert_allclose(y[0, 0, 0, holds], oracle.output[0, 0, 0, holds], rtol=1e-6)
+
+
+def test_an_extreme_value_in_a_2d_window_changes_only_the_windows_that_hold_it(device: dmlpy.Device) -> None:
+    x = np.arange(1.0, 37.0, dtype=np.float32).reshape(1, 1, 6, 6)
+    x[0, 0, 1, 1] = math.nan
+    x[0, 0, 3, 4] = 1e30
+    desc = pool_desc((1, 1, 6, 6), (2, 2), (1, 1), (1, 1), (0, 0))
+    oracle = oracle_average_pool(x, (2, 2), (1, 1), (1, 1), (0, 0), (1, 1), False, (6, 6)).output
+    y = run_pool(desc, x, device).astype(np.float64)
+    # hand-counted: the NaN at (1, 1) is in windows (1..2, 1..2), the 1e30 at (3, 4) in (3..4, 4..5)
+    touched = np.zeros((6, 6), dtype=bool)
+    touched[1:3, 1:3] = touched[3:5, 4:6] = True
+    np.testing.assert_allclose(y[0, 0][~touched], oracle[0, 0][~touched], rtol=1e-6)
+    assert np.isnan(y[0, 0, 1:3, 1:3]).all()
+    np.testing.assert_allclose(y[0, 0, 3:5, 4:6], 1e30 / 4, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
 # Extreme but valid descs: UINT-sized windows, paddings, strides and dilations with tiny tensors.
 # The kernels must compute them from the taps, never by materializing the padded input
 # (2^32 padding elements are 32 GiB in float64). The address space is capped while they run,
