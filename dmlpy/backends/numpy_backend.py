@@ -12,6 +12,7 @@ from dmlpy.operators import OperatorSpec
 
 
 class NumpyBackend:
+    __slots__ = ()
     name = "numpy"
 
     def prepare(self, spec: OperatorSpec, desc: Any) -> tuple[OperatorSpec, Any]:
