@@ -230,11 +230,13 @@ class BoundRange:
         on the memory the kernel will really get.
         """
         size = self.size - start if size is None else size
-        if not ctx.check(0 <= start and start + size <= self.size, SIZE_TOO_SMALL, f"{path}.SizeInBytes", actual=self.size, expected=f">= {start + size}",
-                         message=f"is {self.size}, but the dispatch needs bytes [{start}, {start + size}) of it"):  # fmt: skip
+        if start < 0 or start + size > self.size:
+            ctx.fail(SIZE_TOO_SMALL, f"{path}.SizeInBytes", actual=self.size, expected=f">= {start + size}",
+                     message=f"is {self.size}, but the dispatch needs bytes [{start}, {start + size}) of it")  # fmt: skip
             return None
-        memory = self.memory()[start : start + size]
-        if writable and not _check_writable(ctx, self, path):
+        memory = self.buffer._data[self.offset + start : self.offset + start + size]  # noqa: SLF001
+        if writable and not memory.flags.writeable:
+            _check_writable(ctx, self, path)
             return None
         return memory
 
@@ -522,8 +524,18 @@ class BindingTable:
                              message=f"shares its buffer with input {i} ({in_slot.name}) in a disjoint range; DirectML documents that no resource may be bound as both input and output")  # fmt: skip
 
 
+def current_memory(ranges: Iterable[BoundRange | None]) -> tuple[np.ndarray | None, ...]:
+    """The arrays the ranges' buffers hold now. While they are the same objects, memory taken from them
+    earlier is still what the buffers hold, and still passes the checks it passed then."""
+    return tuple(None if r is None else r.buffer._data for r in ranges)  # noqa: SLF001
+
+
+def same_memory(a: tuple[np.ndarray | None, ...] | None, b: tuple[np.ndarray | None, ...]) -> bool:
+    return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 def _check_writable(ctx: Checker, bound: BoundRange, path: str) -> bool:
-    return ctx.check(bool(bound.memory().flags.writeable), READ_ONLY, path, actual=f"read-only memory in {bound.buffer!r}", expected="writable memory",
+    return ctx.check(bool(bound.buffer._data.flags.writeable), READ_ONLY, path, actual=f"read-only memory in {bound.buffer!r}", expected="writable memory",
                      message=f"is bound to {bound.buffer!r}, whose data is read-only; a kernel writes here, so give the buffer writable memory")  # fmt: skip
 
 
@@ -583,5 +595,7 @@ __all__ = [
     "Slot",
     "array_binding",
     "buffer_binding",
+    "current_memory",
+    "same_memory",
     "tensor_view",
 ]

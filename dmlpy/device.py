@@ -29,6 +29,8 @@ from dmlpy.binding import (
     Slot,
     array_binding,
     buffer_binding,
+    current_memory,
+    same_memory,
 )
 from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
@@ -220,6 +222,8 @@ class CompiledOperator:
         bound_outputs = table.outputs or (None,) * len(self._outputs)
         outputs = [(slot, bound, f"{name}.BindOutputs[{j}] ({slot.name})") for j, (slot, bound) in enumerate(zip(self._outputs, bound_outputs, strict=True))]
         backend = self.device.backend
+        ranges = [bound for _, bound, _, _ in inputs] + [bound for _, bound, _ in outputs]
+        bound_to: list[Any] = [None, None]  # the memory the runner was built on, and the runner
 
         def run() -> None:
             if not self._initialized:
@@ -227,12 +231,15 @@ class CompiledOperator:
                 ctx.fail(NOT_INITIALIZED, f"{name}.Execute", actual="not initialized", expected="initialized",
                          message="executes before any operator initializer targeting it was dispatched")  # fmt: skip
                 self.device.remove(ctx.findings, "a compiled operator ran before its initializer")
-            ctx = Checker()
-            ins = [BoundTensor(slot.name, _take(ctx, bound, slot, path, start, writable=False), slot.tensor) for slot, bound, path, start in inputs]
-            outs = [BoundTensor(slot.name, _take(ctx, bound, slot, path, 0, writable=True), slot.tensor) for slot, bound, path in outputs]
-            if ctx.has_errors:
-                self.device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
-            backend.bind(self._prepared, ins, outs)()
+            memory = current_memory(ranges)
+            if not same_memory(bound_to[0], memory):
+                ctx = Checker()
+                ins = [BoundTensor(slot.name, _take(ctx, bound, slot, path, start, writable=False), slot.tensor) for slot, bound, path, start in inputs]
+                outs = [BoundTensor(slot.name, _take(ctx, bound, slot, path, 0, writable=True), slot.tensor) for slot, bound, path in outputs]
+                if ctx.has_errors:
+                    self.device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
+                bound_to[:] = [memory, backend.bind(self._prepared, ins, outs)]
+            bound_to[1]()
 
         return run
 

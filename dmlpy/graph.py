@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.backends import BoundTensor, Runner
-from dmlpy.binding import DML_BINDING_PROPERTIES, BindingTable, BoundRange, Buffer, Slot
+from dmlpy.binding import DML_BINDING_PROPERTIES, BindingTable, BoundRange, Buffer, Slot, current_memory, same_memory
 from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
     DML_FEATURE_LEVEL,
@@ -610,6 +610,8 @@ class CompiledGraph:
         inputs, outputs, temporary, persistent = table.inputs, table.outputs, table.temporary, table.persistent
         by_index = {n.index: n for n in plan.nodes}
         backend = self._device.backend
+        ranges = [*(inputs or ()), *(outputs or ()), temporary, persistent]
+        bound_to: list[Any] = [None, None]  # the memory the runners were built on, and the runners
 
         def memory(ctx: Checker, source: Source, size: int, *, writable: bool) -> np.ndarray | None:
             take = size or None
@@ -664,11 +666,14 @@ class CompiledGraph:
                 ctx.fail(NOT_INITIALIZED, f"{name}.Execute", actual="not initialized", expected="initialized",
                          message="executes before any operator initializer targeting it was dispatched")  # fmt: skip
                 self._device.remove(ctx.findings, "a compiled graph ran before its initializer")
-            ctx = Checker()
-            runners = steps(ctx)
-            if ctx.has_errors:
-                self._device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
-            for step in runners:
+            memory = current_memory(ranges)
+            if not same_memory(bound_to[0], memory):
+                ctx = Checker()
+                runners = steps(ctx)
+                if ctx.has_errors:
+                    self._device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
+                bound_to[:] = [memory, runners]
+            for step in bound_to[1]:
                 step()
 
         return run
