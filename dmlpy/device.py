@@ -112,8 +112,7 @@ class Operator:
 
     @property
     def spec(self) -> OperatorSpec:
-        """A copy: the registry's spec holds the validation tables of every operator of this type."""
-        return copy.deepcopy(self._spec)
+        return self._spec  # the registry's, read-only all through
 
     @property
     def desc(self) -> Any:

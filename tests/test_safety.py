@@ -248,6 +248,40 @@ def test_an_output_made_read_only_after_recording_is_refused_before_the_kernel_r
     assert bytes(y.data) == bytes(16)
 
 
+def recorded_pool(device: dmlpy.Device) -> tuple[dmlpy.CommandList, dmlpy.Buffer]:
+    """A closed command list that initializes and runs the pool into the returned output buffer."""
+    compiled = device.compile_operator(device.create_operator(pool_desc()))
+    x, y = dmlpy.Buffer.from_array(X), dmlpy.Buffer(16)
+    recorder, command_list = device.create_command_recorder(), device.create_command_list()
+    initializer = device.create_operator_initializer([compiled])
+    recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    table = device.create_binding_table(compiled)
+    table.bind_inputs([buffer_binding(x)])
+    table.bind_outputs([buffer_binding(y)])
+    recorder.record_dispatch(command_list, compiled, table)
+    command_list.close()
+    return command_list, y
+
+
+def test_an_output_made_read_only_between_two_executions_is_refused_the_second_time(device: dmlpy.Device) -> None:
+    command_list, y = recorded_pool(device)
+    device.execute(command_list)
+    np.testing.assert_array_equal(y.read(OUT), EXPECTED)
+    y.data = read_only_array(16)
+    with pytest.raises(DmlError) as caught:
+        device.execute(command_list)
+    assert_rule(caught.value, "BINDING.READ_ONLY_BUFFER", f"{OP_NAME}.BindOutputs[0] (OutputTensor)")
+
+
+def test_an_execution_writes_into_the_memory_the_buffer_holds_now(device: dmlpy.Device) -> None:
+    command_list, y = recorded_pool(device)
+    device.execute(command_list)
+    replacement = np.zeros(4, np.float32)
+    y.data = replacement
+    device.execute(command_list)
+    np.testing.assert_array_equal(replacement, EXPECTED.reshape(-1))
+
+
 def test_an_output_in_a_prot_read_mmap_is_an_error_not_a_segfault() -> None:
     result = run_python("""
         import mmap, numpy as np, dmlpy

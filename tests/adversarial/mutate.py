@@ -85,12 +85,19 @@ def conv_desc() -> DML_CONVOLUTION_OPERATOR_DESC:
 
 def inputs_of(kind: str) -> list[np.ndarray]:
     if kind == "conv":
-        return [np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3) - 4, np.array([1, -1, 2, -2], np.float32).reshape(1, 1, 2, 2), np.array([0.5], np.float32)]
+        x = np.array([[3, -1, 4], [1, -5, 9], [2, 6, -5]], np.float32).reshape(1, 1, 3, 3)
+        return [x, np.array([1, -1, 2, -2], np.float32).reshape(1, 1, 2, 2), np.array([0.5], np.float32)]
     return [np.arange(16 if kind == "pool" else 64, dtype=np.float32)]
 
 
-def output_tensor(kind: str) -> Any:
-    return buffer_tensor(DT.FLOAT32, [1, 1, 2, 2])
+# Hand-computed outputs of the unmutated pipelines:
+# pool: the 2x2/2 average of 0..15 as 4x4;
+# conv: relu(x[i,j] - x[i,j+1] + 2 x[i+1,j] - 2 x[i+1,j+1] + 0.5) = relu(16.5, -32.5, -1.5, 8.5);
+# graph: two 2x2/2 averages of 0..63 as 8x8 give 32p + 4q + 13.5.
+HAND = {"pool": [2.5, 4.5, 10.5, 12.5], "conv": [16.5, 0.0, 0.0, 8.5], "graph": [13.5, 17.5, 45.5, 49.5]}
+
+
+OUTPUT = buffer_tensor(DT.FLOAT32, [1, 1, 2, 2])  # every pipeline's output
 
 
 def step_device(s: SimpleNamespace) -> None:
@@ -158,7 +165,7 @@ def step_execute(s: SimpleNamespace) -> None:
 
 
 def step_read(s: SimpleNamespace) -> None:
-    s.result = s.y.read(output_tensor(s.kind))
+    s.result = s.y.read(OUTPUT)
 
 
 STEPS: list[Callable[[SimpleNamespace], None]] = [step_device, step_operator, step_compile, step_buffers, step_initializer, step_bind, step_record, step_execute, step_read]
@@ -372,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     rng = random.Random(args.seed)
     expected = {kind: reference(kind, args.backend) for kind in KINDS}
+    for kind, values in HAND.items():
+        if expected[kind].reshape(-1).tolist() != values:
+            print(json.dumps({"failures": [f"the unmutated {kind} pipeline gives {expected[kind].reshape(-1).tolist()}, not the hand-computed {values}"]}))
+            return 1
     every = space(args.backend)
     chosen = sorted(rng.sample(every, min(args.count, len(every)))) if args.count else every
     counts: dict[str, int] = {"refused": 0, "error": 0, "correct": 0}
