@@ -175,6 +175,16 @@ def test_a_graph_node_that_only_claims_to_be_the_devices_operator_is_refused(dev
     assert_rule(caught.value, "GRAPH.NODE_OPERATOR", "DML_GRAPH_DESC.Nodes[0].Operator")
 
 
+def test_an_operators_spec_cannot_change_how_later_descs_are_validated(device: dmlpy.Device) -> None:
+    operator = device.create_operator(pool_desc())
+    table = next(iter(operator.spec.support.tables.values()))
+    with pytest.raises((TypeError, AttributeError)):
+        table["InputTensor"] = 0  # type: ignore[index]
+    with pytest.raises((TypeError, AttributeError)):
+        operator.spec.support.tables.clear()  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(dispatch(device, device.create_operator(pool_desc())), EXPECTED)
+
+
 def test_binding_table_bindings_cannot_be_replaced_after_checking(device: dmlpy.Device) -> None:
     compiled = device.compile_operator(device.create_operator(pool_desc()))
     table = device.create_binding_table(compiled)
