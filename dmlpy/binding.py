@@ -8,8 +8,9 @@ records the removal on the device (DESIGN section 4).
 
 from __future__ import annotations
 
+import copy
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,18 +32,34 @@ _BASE_ALIGNMENT = 64
 
 
 class Buffer:
-    """A GPU buffer in a DEFAULT heap, emulated by 64-byte-aligned host memory."""
+    """A GPU buffer in a DEFAULT heap, emulated by 64-byte-aligned host memory.
+
+    ``data`` may be replaced by other memory of the same size (an array, bytes, an mmap):
+    the size of an ID3D12Resource is fixed when it is created. Read-only memory can be bound
+    as an input; outputs, temporary and persistent resources must be writable.
+    """
+
+    __slots__ = ("__weakref__", "_data", "name")
 
     def __init__(self, size_in_bytes: int, name: str = "") -> None:
         size_in_bytes = int_argument("Buffer", "size_in_bytes", size_in_bytes)
         raw = _allocate(size_in_bytes + _BASE_ALIGNMENT, size_in_bytes, name)
         start = (-raw.ctypes.data) % _BASE_ALIGNMENT
-        self.data: np.ndarray = raw[start : start + size_in_bytes]
+        self._data: np.ndarray = raw[start : start + size_in_bytes]
         self.name = name
 
     @property
+    def data(self) -> np.ndarray:
+        """The bytes, as a fresh uint8 view: reshaping or retyping the view leaves the buffer as it is."""
+        return self._data.view()
+
+    @data.setter
+    def data(self, memory: Any) -> None:
+        self._data = _as_memory(memory, self.size)
+
+    @property
     def size(self) -> int:
-        return int(self.data.size)
+        return int(self._data.size)
 
     @classmethod
     def from_array(cls, array: Any, *, size_in_bytes: int | None = None, name: str = "") -> Buffer:
@@ -67,7 +84,7 @@ class Buffer:
         if offset < 0 or offset + raw.size > self.size:
             msg = f"uploading {raw.size} bytes at offset {offset} overruns a {self.size}-byte buffer"
             raise ValueError(msg)
-        self.data[offset : offset + raw.size] = raw
+        self._data[offset : offset + raw.size] = raw
 
     def view(self, tensor: DML_TENSOR_DESC | DML_BUFFER_TENSOR_DESC, offset: int = 0, *, writeable: bool = False) -> np.ndarray:
         """The tensor's elements as a strided view of this buffer (no copy)."""
@@ -76,7 +93,7 @@ class Buffer:
             msg = f"Buffer.view: tensor is a {type(tensor).__name__}, expected a DML_TENSOR_DESC or DML_BUFFER_TENSOR_DESC"
             raise TypeError(msg)
         offset = int_argument("Buffer.view", "offset", offset)
-        return tensor_view(self.data, buf, offset, writeable=writeable)
+        return tensor_view(self._data, buf, offset, writeable=writeable)
 
     def read(self, tensor: DML_TENSOR_DESC | DML_BUFFER_TENSOR_DESC, offset: int = 0) -> np.ndarray:
         """A packed copy of the tensor at ``offset``, honouring its Sizes and Strides."""
@@ -107,6 +124,26 @@ def _allocate(total: int, size: int, name: str) -> np.ndarray:
                  message=f"needs {size} bytes ({size / 2**30:.4g} GiB), more than the host could allocate; D3D12 answers E_OUTOFMEMORY")  # fmt: skip
         raise DmlError(HRESULT.E_OUTOFMEMORY, ctx.findings, f"creating a {size}-byte buffer{' for ' + name if name else ''}")
     return memory
+
+
+def _as_memory(memory: Any, size: int) -> np.ndarray:
+    """``memory`` as a 1-D uint8 array over the same bytes, when it can stand for a ``size``-byte buffer."""
+    try:
+        view = memoryview(memory)
+    except (TypeError, ValueError):
+        msg = f"Buffer.data takes memory with the buffer protocol (a NumPy array, bytes, bytearray, mmap), not {type(memory).__name__}"
+        raise TypeError(msg) from None
+    if not view.c_contiguous:
+        msg = "Buffer.data takes C-contiguous memory; copy it with np.ascontiguousarray first"
+        raise ValueError(msg)
+    if view.nbytes != size:
+        msg = f"Buffer.data takes exactly {size} bytes (a buffer's size is fixed when it is created); got {view.nbytes}"
+        raise ValueError(msg)
+    array = np.frombuffer(view, dtype=np.uint8) if size else np.zeros(0, np.uint8)
+    if array.ctypes.data % DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT:
+        msg = f"Buffer.data takes memory aligned to {DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT} bytes, as every bound tensor's offset is"
+        raise ValueError(msg)
+    return array
 
 
 def tensor_view(memory: np.ndarray, buf: DML_BUFFER_TENSOR_DESC, offset: int = 0, *, writeable: bool = False) -> np.ndarray:
@@ -225,7 +262,24 @@ class BoundRange:
     size: int
 
     def memory(self) -> np.ndarray:
-        return self.buffer.data[self.offset : self.offset + self.size]
+        return self.buffer._data[self.offset : self.offset + self.size]  # noqa: SLF001 - the buffer's own memory, not a view a caller could retype
+
+    def take(self, ctx: Checker, path: str, start: int = 0, size: int | None = None, *, writable: bool) -> np.ndarray | None:
+        """Bytes ``[start, start + size)`` of the range as the buffer holds them now, or None with a finding.
+
+        Called just before a kernel runs, so a buffer whose data was replaced since binding is checked
+        on the memory the kernel will really get.
+        """
+        size = self.size - start if size is None else size
+        if start < 0 or start + size > self.size:
+            ctx.fail(SIZE_TOO_SMALL, f"{path}.SizeInBytes", actual=self.size, expected=f">= {start + size}",
+                     message=f"is {self.size}, but the dispatch needs bytes [{start}, {start + size}) of it")  # fmt: skip
+            return None
+        memory = self.buffer._data[self.offset + start : self.offset + start + size]  # noqa: SLF001
+        if writable and not memory.flags.writeable:
+            _check_writable(ctx, self, path)
+            return None
+        return memory
 
     def overlaps(self, other: BoundRange, size: int | None = None, other_size: int | None = None) -> bool:
         mine = self.size if size is None else size
@@ -253,24 +307,63 @@ RESOURCE_ALIGNMENT = rule("BINDING.RESOURCE_OFFSET_ALIGNMENT", "Temporary and pe
 RESOURCE_TOO_SMALL = rule("BINDING.RESOURCE_TOO_SMALL", "A temporary or persistent binding is at least the binding properties' size.", source="nf-directml-idmlbindingtable-bindtemporaryresource")
 OUTPUT_OVERLAP = rule("BINDING.OUTPUT_OVERLAP", "The writable ranges [Offset, Offset + TotalTensorSizeInBytes) of outputs do not overlap.", source="dml-binding")
 INPUT_OUTPUT_OVERLAP = rule("BINDING.INPUT_OUTPUT_OVERLAP", "An output's writable range does not overlap an input's range, unless the operator executes in place with identical layout and offset.", source="dml-binding")
+READ_ONLY = rule("BINDING.READ_ONLY_BUFFER", "Outputs, temporary and persistent resources are bound to writable memory (a Buffer whose data is not read-only).", source="dml-binding")
 SAME_RESOURCE = rule("BINDING.INPUT_OUTPUT_SAME_RESOURCE", "An input and an output share one resource in disjoint ranges (DirectML documents no resource may be both; UNCONFIRMED for disjoint ranges).", source="dml-binding", severity=Severity.WARNING)
 
 
 class BindingTable:
     """IDMLBindingTable: where inputs, outputs and resources are bound for one dispatchable."""
 
+    __slots__ = ("__weakref__", "_desc", "_device", "_input_slots", "_inputs", "_output_slots", "_outputs", "_persistent", "_temporary", "_warnings")
+
     def __init__(self, device: DeviceLike, desc: DML_BINDING_TABLE_DESC) -> None:
         self._device = device
-        self.desc = desc
-        self.inputs: list[BoundRange | list[BoundRange | None] | None] | None = None
-        self.outputs: list[BoundRange | None] | None = None
-        self.temporary: BoundRange | None = None
-        self.persistent: BoundRange | None = None
-        self.warnings: list[Finding] = []
+        self._desc = copy.copy(desc)
+        self._inputs: list[BoundRange | list[BoundRange | None] | None] | None = None
+        self._outputs: list[BoundRange | None] | None = None
+        self._input_slots: list[Slot] | None = None  # the slots the bindings were checked against
+        self._output_slots: list[Slot] | None = None
+        self._temporary: BoundRange | None = None
+        self._persistent: BoundRange | None = None
+        self._warnings: list[Finding] = []
+
+    # What the table holds is read-only: it was checked when bound, and only Bind* and Reset change it.
+
+    @property
+    def desc(self) -> DML_BINDING_TABLE_DESC:
+        return copy.copy(self._desc)
 
     @property
     def dispatchable(self) -> Dispatchable:
-        return self.desc.Dispatchable  # type: ignore[no-any-return]
+        return self._desc.Dispatchable  # type: ignore[no-any-return]
+
+    @property
+    def inputs(self) -> tuple[BoundRange | tuple[BoundRange | None, ...] | None, ...] | None:
+        return None if self._inputs is None else tuple(tuple(b) if isinstance(b, list) else b for b in self._inputs)
+
+    @property
+    def outputs(self) -> tuple[BoundRange | None, ...] | None:
+        return None if self._outputs is None else tuple(self._outputs)
+
+    @property
+    def temporary(self) -> BoundRange | None:
+        return self._temporary
+
+    @property
+    def persistent(self) -> BoundRange | None:
+        return self._persistent
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return list(self._warnings)
+
+    def bound_for_current_slots(self) -> bool:
+        """Whether every binding was checked against the slots the dispatchable has now (IDMLOperatorInitializer::Reset changes them)."""
+        current = self.dispatchable
+        return (self._inputs is None or self._input_slots == current.input_slots()) and (self._outputs is None or self._output_slots == current.output_slots())
+
+    def add_warnings(self, findings: Iterable[Finding]) -> None:
+        self._warnings.extend(findings)
 
     def reset(self, desc: DML_BINDING_TABLE_DESC | None = None) -> None:
         """IDMLBindingTable::Reset: clear every binding, optionally re-target."""
@@ -280,9 +373,10 @@ class BindingTable:
             raise TypeError(msg)
         if desc is not None:
             self._device.check_binding_table_desc(desc)
-            self.desc = desc
-        self.inputs = self.outputs = None
-        self.temporary = self.persistent = None
+            self._desc = copy.copy(desc)
+        self._inputs = self._outputs = None
+        self._input_slots = self._output_slots = None
+        self._temporary = self._persistent = None
 
     # --- the four Bind* methods -------------------------------------------------------
 
@@ -290,7 +384,7 @@ class BindingTable:
         self._device.check_alive()
         _require_binding_descs(bindings, "BindInputs")
         if not bindings:
-            self.inputs = None
+            self._inputs = self._input_slots = None
             return
         ctx = Checker()
         slots = self.dispatchable.input_slots()
@@ -300,13 +394,13 @@ class BindingTable:
             self._remove(ctx, "BindInputs")
         ranges = [self._check_input(ctx, slot, b, f"{root}[{i}] ({slot.name})") for i, (slot, b) in enumerate(zip(slots, bindings, strict=True))]
         self._remove(ctx, "BindInputs")
-        self.inputs = ranges
+        self._inputs, self._input_slots = ranges, slots
 
     def bind_outputs(self, bindings: Sequence[DML_BINDING_DESC] | None) -> None:
         self._device.check_alive()
         _require_binding_descs(bindings, "BindOutputs")
         if not bindings:
-            self.outputs = None
+            self._outputs = self._output_slots = None
             return
         ctx = Checker()
         slots = self.dispatchable.output_slots()
@@ -320,17 +414,18 @@ class BindingTable:
             if slot.is_resource:
                 ranges.append(self._check_resource(ctx, b, path, slot.resource_size, DML_PERSISTENT_BUFFER_ALIGNMENT, required=slot.resource_size > 0))
             else:
-                ranges.append(self._check_tensor_binding(ctx, slot, b, path))
+                bound = self._check_tensor_binding(ctx, slot, b, path)
+                ranges.append(bound if bound is None or _check_writable(ctx, bound, path) else None)
         self._check_output_overlaps(ctx, slots, ranges, root)
         self._remove(ctx, "BindOutputs")
-        self.outputs = ranges
+        self._outputs, self._output_slots = ranges, slots
 
     def bind_temporary_resource(self, binding: DML_BINDING_DESC | None) -> None:
         self._device.check_alive()
         _require_binding_descs(None if binding is None else [binding], "BindTemporaryResource")
         ctx = Checker()
         size = self.dispatchable.get_binding_properties().TemporaryResourceSize
-        self.temporary = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindTemporaryResource", size, DML_TEMPORARY_BUFFER_ALIGNMENT, required=False)
+        self._temporary = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindTemporaryResource", size, DML_TEMPORARY_BUFFER_ALIGNMENT, required=False)
         self._remove(ctx, "BindTemporaryResource")
 
     def bind_persistent_resource(self, binding: DML_BINDING_DESC | None) -> None:
@@ -338,14 +433,14 @@ class BindingTable:
         _require_binding_descs(None if binding is None else [binding], "BindPersistentResource")
         ctx = Checker()
         size = self.dispatchable.get_binding_properties().PersistentResourceSize
-        self.persistent = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindPersistentResource", size, DML_PERSISTENT_BUFFER_ALIGNMENT, required=False)
+        self._persistent = self._check_resource(ctx, binding, f"{self.dispatchable.name}.BindPersistentResource", size, DML_PERSISTENT_BUFFER_ALIGNMENT, required=False)
         self._remove(ctx, "BindPersistentResource")
 
     # --- checks -----------------------------------------------------------------------
 
     def _remove(self, ctx: Checker, method: str) -> None:
         errors = [f for f in ctx.findings if f.severity is Severity.ERROR]
-        self.warnings.extend(f for f in ctx.findings if f.severity is Severity.WARNING)
+        self._warnings.extend(f for f in ctx.findings if f.severity is Severity.WARNING)
         if errors:
             self._device.remove(errors, f"IDMLBindingTable::{method} broke a binding rule; DirectML removes the device")
 
@@ -437,6 +532,7 @@ class BindingTable:
             return None
         ok = ctx.check(bound.offset % alignment == 0, RESOURCE_ALIGNMENT, f"{path}.Offset", actual=bound.offset, expected=f"a multiple of {alignment}")
         ok &= ctx.check(bound.size >= size, RESOURCE_TOO_SMALL, f"{path}.SizeInBytes", actual=bound.size, expected=f">= {size}", message=f"is {bound.size}, expected at least {size} (binding properties)")
+        ok = ok and _check_writable(ctx, bound, path)
         return bound if ok else None
 
     def _check_output_overlaps(self, ctx: Checker, slots: list[Slot], ranges: list[BoundRange | None], root: str) -> None:
@@ -452,14 +548,14 @@ class BindingTable:
 
     def check_input_output_overlaps(self, ctx: Checker, in_place: bool) -> None:
         """Outputs may not write where inputs are read (checked once both are bound)."""
-        if not self.inputs or not self.outputs:
+        if not self._inputs or not self._outputs:
             return
         in_slots, out_slots = self.dispatchable.input_slots(), self.dispatchable.output_slots()
-        for j, (out_slot, out) in enumerate(zip(out_slots, self.outputs, strict=True)):
+        for j, (out_slot, out) in enumerate(zip(out_slots, self._outputs, strict=True)):
             if out is None or out_slot.tensor is None:
                 continue
             writable = out_slot.tensor.TotalTensorSizeInBytes
-            for i, (in_slot, inp) in enumerate(zip(in_slots, self.inputs, strict=True)):
+            for i, (in_slot, inp) in enumerate(zip(in_slots, self._inputs, strict=True)):
                 if not isinstance(inp, BoundRange):
                     continue
                 path = f"{self.dispatchable.name}.BindOutputs[{j}] ({out_slot.name})"
@@ -470,6 +566,21 @@ class BindingTable:
                 elif out.buffer is inp.buffer:
                     ctx.fail(SAME_RESOURCE, path, actual=repr(out.buffer), expected="separate resources",
                              message=f"shares its buffer with input {i} ({in_slot.name}) in a disjoint range; DirectML documents that no resource may be bound as both input and output")  # fmt: skip
+
+
+def current_memory(ranges: Iterable[BoundRange | None]) -> tuple[np.ndarray | None, ...]:
+    """The arrays the ranges' buffers hold now. While they are the same objects, memory taken from them
+    earlier is still what the buffers hold, and still passes the checks it passed then."""
+    return tuple(None if r is None else r.buffer._data for r in ranges)  # noqa: SLF001
+
+
+def same_memory(a: tuple[np.ndarray | None, ...] | None, b: tuple[np.ndarray | None, ...]) -> bool:
+    return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def _check_writable(ctx: Checker, bound: BoundRange, path: str) -> bool:
+    return ctx.check(bool(bound.buffer._data.flags.writeable), READ_ONLY, path, actual=f"read-only memory in {bound.buffer!r}", expected="writable memory",
+                     message=f"is bound to {bound.buffer!r}, whose data is read-only; a kernel writes here, so give the buffer writable memory")  # fmt: skip
 
 
 def _require_binding_descs(bindings: Any, method: str) -> None:
@@ -528,5 +639,7 @@ __all__ = [
     "Slot",
     "array_binding",
     "buffer_binding",
+    "current_memory",
+    "same_memory",
     "tensor_view",
 ]

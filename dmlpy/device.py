@@ -29,6 +29,8 @@ from dmlpy.binding import (
     Slot,
     array_binding,
     buffer_binding,
+    current_memory,
+    same_memory,
 )
 from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
@@ -90,45 +92,69 @@ class DML_FEATURE_DATA_FEATURE_LEVELS:  # noqa: N801 - the C name
 
 
 class Operator:
-    """IDMLOperator: a validated, deep-copied desc. Changing the caller's dataclass later changes nothing."""
+    """IDMLOperator: a validated desc, deep-copied and lowered once at CreateOperator, as DirectML copies it.
+
+    ``desc`` hands out a copy: nothing done to it, or to the caller's dataclass, reaches a kernel.
+    """
+
+    __slots__ = ("__weakref__", "_desc", "_device", "_prepared", "_spec", "_warnings")
 
     def __init__(self, device: Device, spec: OperatorSpec, desc: Any, findings: list[Finding]) -> None:
-        self.device = device
-        self.spec = spec
-        self.desc = desc
-        self.warnings = [f for f in findings if f.severity is Severity.WARNING]
+        self._device = device
+        self._spec = spec
+        self._desc = copy.deepcopy(desc)
+        self._warnings = [f for f in findings if f.severity is Severity.WARNING]
+        self._prepared = device.backend.prepare(spec, self._desc)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def spec(self) -> OperatorSpec:
+        return self._spec  # the registry's, read-only all through
+
+    @property
+    def desc(self) -> Any:
+        return copy.deepcopy(self._desc)
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return list(self._warnings)
 
     @property
     def name(self) -> str:
-        return c_name(self.spec.operator_type)
+        return c_name(self._spec.operator_type)
 
     def tensor(self, slot_name: str) -> DML_BUFFER_TENSOR_DESC | None:
-        tensor = getattr(self.desc, slot_name)
-        return None if tensor is None else tensor.buffer
+        tensor = getattr(self._desc, slot_name)
+        return None if tensor is None else copy.deepcopy(tensor.buffer)
 
 
 class CompiledOperator:
-    """IDMLCompiledOperator: an operator ready to bind; OWNED_BY_DML inputs live in its persistent resource."""
+    """IDMLCompiledOperator: an operator ready to bind; OWNED_BY_DML inputs live in its persistent resource.
+
+    Everything a dispatch relies on (slots, sizes, persistent offsets, the lowered desc) is private;
+    the public accessors return copies.
+    """
+
+    __slots__ = ("__weakref__", "_execution_flags", "_initialized", "_inputs", "_operator", "_outputs", "_persistent_offsets", "_prepared", "_properties")
 
     def __init__(self, operator: Operator, flags: DML_EXECUTION_FLAGS) -> None:
-        self.device = operator.device
-        self.operator = operator
-        self.execution_flags = DML_EXECUTION_FLAGS(flags)
-        self.spec = operator.spec
-        self.in_place = operator.spec.in_place
-        self.initialized = False
-        self._prepared = self.device.backend.prepare(self.spec, operator.desc)
-        self._inputs = [
-            Slot(s.name, operator.tensor(s.name), s.optional, is_owned_by_dml(getattr(operator.desc, s.name)))
-            for s in self.spec.support.inputs
-        ]
-        self._outputs = [Slot(s.name, operator.tensor(s.name), s.optional) for s in self.spec.support.outputs]
+        self._operator = operator
+        self._execution_flags = DML_EXECUTION_FLAGS(flags)
+        self._initialized = False
+        self._prepared = operator._prepared  # noqa: SLF001 - lowered once, at CreateOperator
+        desc = operator._desc  # noqa: SLF001
+        spec = operator._spec  # noqa: SLF001
+        self._inputs = [Slot(s.name, operator.tensor(s.name), s.optional, is_owned_by_dml(getattr(desc, s.name))) for s in spec.support.inputs]
+        self._outputs = [Slot(s.name, operator.tensor(s.name), s.optional) for s in spec.support.outputs]
         # persistent layout: each owned input at a 256-byte-aligned offset
-        self.persistent_offsets: dict[str, int] = {}
+        self._persistent_offsets: dict[str, int] = {}
         size = 0
         for slot in self._inputs:
             if slot.owned and slot.tensor is not None:
-                self.persistent_offsets[slot.name] = size
+                self._persistent_offsets[slot.name] = size
                 size = _align(size + slot.tensor.TotalTensorSizeInBytes, DML_PERSISTENT_BUFFER_ALIGNMENT)
         self._properties = DML_BINDING_PROPERTIES(
             RequiredDescriptorCount=sum(s.tensor is not None for s in self._inputs + self._outputs) + (1 if size else 0),
@@ -137,102 +163,172 @@ class CompiledOperator:
         )
 
     @property
+    def device(self) -> Device:
+        return self._operator.device
+
+    @property
+    def operator(self) -> Operator:
+        return self._operator
+
+    @property
+    def spec(self) -> OperatorSpec:
+        return self._operator.spec
+
+    @property
+    def execution_flags(self) -> DML_EXECUTION_FLAGS:
+        return self._execution_flags
+
+    @property
+    def in_place(self) -> bool:
+        return bool(self._operator._spec.in_place)  # noqa: SLF001
+
+    @property
+    def initialized(self) -> bool:
+        """Whether an initializer targeting this operator has executed."""
+        return self._initialized
+
+    @property
+    def persistent_offsets(self) -> dict[str, int]:
+        return dict(self._persistent_offsets)
+
+    @property
     def name(self) -> str:
-        return self.operator.name
+        return self._operator.name
 
     def input_slots(self) -> list[Slot]:
-        return self._inputs
+        return copy.deepcopy(self._inputs)
 
     def output_slots(self) -> list[Slot]:
-        return self._outputs
+        return copy.deepcopy(self._outputs)
 
     def get_binding_properties(self) -> DML_BINDING_PROPERTIES:
         return self._properties
 
+    def _mark_initialized(self) -> None:
+        self._initialized = True
+
     def record(self, table: BindingTable) -> Any:
-        inputs = []
-        for i, slot in enumerate(self._inputs):
-            if slot.owned:
-                assert table.persistent is not None and slot.tensor is not None
-                start = table.persistent.offset + self.persistent_offsets[slot.name]
-                memory = table.persistent.buffer.data[start : start + slot.tensor.TotalTensorSizeInBytes]
+        """The bindings as recorded; their memory is taken, and checked, when the dispatch executes."""
+        name = self.name
+        bound_inputs = table.inputs or (None,) * len(self._inputs)
+        persistent = table.persistent
+        inputs: list[tuple[Slot, BoundRange | None, str, int]] = []
+        for i, (slot, bound) in enumerate(zip(self._inputs, bound_inputs, strict=True)):
+            if slot.owned and slot.tensor is not None:
+                inputs.append((slot, persistent, f"{name}.BindPersistentResource", self._persistent_offsets[slot.name]))
             else:
-                bound = table.inputs[i] if table.inputs else None
-                memory = bound.memory() if isinstance(bound, BoundRange) else None
-            inputs.append(BoundTensor(slot.name, memory, slot.tensor))
-        outputs = [
-            BoundTensor(slot.name, bound.memory() if bound is not None else None, slot.tensor)
-            for slot, bound in zip(self._outputs, table.outputs or [None] * len(self._outputs), strict=True)
-        ]
-        runner = self.device.backend.bind(self._prepared, inputs, outputs)
+                inputs.append((slot, bound if isinstance(bound, BoundRange) else None, f"{name}.BindInputs[{i}] ({slot.name})", 0))
+        bound_outputs = table.outputs or (None,) * len(self._outputs)
+        outputs = [(slot, bound, f"{name}.BindOutputs[{j}] ({slot.name})") for j, (slot, bound) in enumerate(zip(self._outputs, bound_outputs, strict=True))]
+        backend = self.device.backend
+        ranges = [bound for _, bound, _, _ in inputs] + [bound for _, bound, _ in outputs]
+        bound_to: list[Any] = [None, None]  # the memory the runner was built on, and the runner
 
         def run() -> None:
-            if not self.initialized:
+            if not self._initialized:
                 ctx = Checker()
-                ctx.fail(NOT_INITIALIZED, f"{self.name}.Execute", actual="not initialized", expected="initialized",
+                ctx.fail(NOT_INITIALIZED, f"{name}.Execute", actual="not initialized", expected="initialized",
                          message="executes before any operator initializer targeting it was dispatched")  # fmt: skip
                 self.device.remove(ctx.findings, "a compiled operator ran before its initializer")
-            runner()
+            memory = current_memory(ranges)
+            if not same_memory(bound_to[0], memory):
+                ctx = Checker()
+                ins = [BoundTensor(slot.name, _take(ctx, bound, slot, path, start, writable=False), slot.tensor) for slot, bound, path, start in inputs]
+                outs = [BoundTensor(slot.name, _take(ctx, bound, slot, path, 0, writable=True), slot.tensor) for slot, bound, path in outputs]
+                if ctx.has_errors:
+                    self.device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
+                bound_to[:] = [memory, backend.bind(self._prepared, ins, outs)]
+            bound_to[1]()
 
         return run
+
+
+def _take(ctx: Checker, bound: BoundRange | None, slot: Slot, path: str, start: int, *, writable: bool) -> np.ndarray | None:
+    """A slot's bytes: an owned input's own part of the persistent resource, otherwise the whole bound range."""
+    if bound is None or slot.tensor is None:
+        return None
+    return bound.take(ctx, path, start, slot.tensor.TotalTensorSizeInBytes if slot.owned else None, writable=writable)
 
 
 class OperatorInitializer:
     """IDMLOperatorInitializer: fills its targets' persistent resources and marks them initialized."""
 
+    __slots__ = ("__weakref__", "_device", "_targets")
+
     def __init__(self, device: Device, operators: Sequence[CompiledOperator]) -> None:
-        self.device = device
-        self.execution_flags = DML_EXECUTION_FLAGS.NONE
-        self.in_place = False
+        self._device = device
         self.reset(operators)
 
     def reset(self, operators: Sequence[CompiledOperator] | None) -> None:
         """IDMLOperatorInitializer::Reset: re-target."""
-        self.device.check_alive()
+        self._device.check_alive()
         targets = list(operators or ())
         for op in targets:
-            self.device.check_own(op, "CreateOperatorInitializer")
-        self.targets = targets
+            self._device.check_own(op, "CreateOperatorInitializer", (CompiledOperator, CompiledGraph))
+        self._targets = tuple(targets)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def targets(self) -> tuple[CompiledOperator | CompiledGraph, ...]:
+        return self._targets
+
+    @property
+    def execution_flags(self) -> DML_EXECUTION_FLAGS:
+        return DML_EXECUTION_FLAGS.NONE
+
+    @property
+    def in_place(self) -> bool:
+        return False
 
     @property
     def name(self) -> str:
         return "IDMLOperatorInitializer"
 
     def input_slots(self) -> list[Slot]:
-        return [Slot(f"{op.name}[{i}]", None, array=tuple(op.input_slots())) for i, op in enumerate(self.targets)]
+        return [Slot(f"{op.name}[{i}]", None, array=tuple(op.input_slots())) for i, op in enumerate(self._targets)]
 
     def output_slots(self) -> list[Slot]:
         return [
             Slot(f"{op.name}[{i}] persistent resource", None, is_resource=True, resource_size=op.get_binding_properties().PersistentResourceSize)
-            for i, op in enumerate(self.targets)
+            for i, op in enumerate(self._targets)
         ]
 
     def get_binding_properties(self) -> DML_BINDING_PROPERTIES:
-        owned = sum(s.owned for op in self.targets for s in op.input_slots())
-        persistent = sum(op.get_binding_properties().PersistentResourceSize > 0 for op in self.targets)
+        owned = sum(s.owned for op in self._targets for s in op.input_slots())
+        persistent = sum(op.get_binding_properties().PersistentResourceSize > 0 for op in self._targets)
         return DML_BINDING_PROPERTIES(max(1, owned + persistent), 0, 0)
 
     def record(self, table: BindingTable) -> Any:
-        copies: list[tuple[np.ndarray, np.ndarray]] = []
-        for t, op in enumerate(self.targets):
+        """The copies as recorded; their memory is taken, and checked, when the dispatch executes."""
+        copies: list[tuple[BoundRange, int, BoundRange, int, str, str]] = []
+        for t, op in enumerate(self._targets):
             entries = table.inputs[t] if table.inputs else None
             target = table.outputs[t] if table.outputs else None
+            offsets = op.persistent_offsets
             for j, slot in enumerate(op.input_slots()):
                 if not slot.owned or slot.tensor is None:
                     continue
-                assert isinstance(entries, list) and target is not None
-                source = entries[j]
-                assert source is not None
-                size = slot.tensor.TotalTensorSizeInBytes
-                start = target.offset + op.persistent_offsets[slot.name]
-                copies.append((target.buffer.data[start : start + size], source.memory()[:size]))
-        targets = list(self.targets)
+                source = entries[j] if isinstance(entries, tuple) else None
+                assert isinstance(source, BoundRange) and target is not None  # the table was checked complete for these slots
+                path = f"{self.name}.BindInputs[{t}].Bindings[{j}] ({slot.name})"
+                copies.append((target, offsets[slot.name], source, slot.tensor.TotalTensorSizeInBytes, f"{self.name}.BindOutputs[{t}] ({op.name}[{t}] persistent resource)", path))
+        targets = self._targets
+        device = self._device
 
         def run() -> None:
-            for destination, source in copies:
+            ctx = Checker()
+            pairs = [(target.take(ctx, target_path, offset, size, writable=True), source.take(ctx, path, 0, size, writable=False))
+                     for target, offset, source, size, target_path, path in copies]  # fmt: skip
+            if ctx.has_errors:
+                device.remove(ctx.findings, "an operator initializer was executed on memory it cannot use")
+            for destination, source in pairs:
+                assert destination is not None and source is not None
                 destination[:] = source
             for op in targets:
-                op.initialized = True
+                op._mark_initialized()  # noqa: SLF001 - only an executed initializer initializes
 
         return run
 
@@ -244,39 +340,64 @@ class OperatorInitializer:
 class Device:
     """IDMLDevice (with IDMLDevice1): creates operators and the objects that run them."""
 
+    __slots__ = ("__weakref__", "_backend", "_debug", "_feature_level", "_removal_findings", "_removed", "_strict")
+
     def __init__(self, feature_level: DML_FEATURE_LEVEL | int, *, debug: bool, strict: bool, backend: Backend) -> None:
-        self.feature_level = DML_FEATURE_LEVEL(feature_level)
-        self.debug = debug
-        self.strict = strict
-        self.backend = backend
+        self._feature_level = DML_FEATURE_LEVEL(feature_level)
+        self._debug = bool(debug)
+        self._strict = bool(strict)
+        self._backend = backend
         self._removed: HRESULT | None = None
-        self.removal_findings: list[Finding] = []
+        self._removal_findings: list[Finding] = []
+
+    # A device's settings are fixed at DMLCreateDevice1, as DirectML's are.
+
+    @property
+    def feature_level(self) -> DML_FEATURE_LEVEL:
+        return self._feature_level
+
+    @property
+    def debug(self) -> bool:
+        return self._debug
+
+    @property
+    def strict(self) -> bool:
+        return self._strict
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def removal_findings(self) -> list[Finding]:
+        return list(self._removal_findings)
 
     @property
     def backend_name(self) -> str:
-        return self.backend.name
+        return self._backend.name
 
     # --- lifetime ---------------------------------------------------------------------
 
     def check_alive(self) -> None:
         if self._removed is not None:
             ctx = Checker()
-            cause = "; ".join(str(f) for f in self.removal_findings) or self._removed.name
+            cause = "; ".join(str(f) for f in self._removal_findings) or self._removed.name
             ctx.fail(REMOVED, "IDMLDevice", actual="removed", expected="alive", message=f"was removed earlier by: {cause}. Create a new device.")
             raise DmlError(HRESULT.DXGI_ERROR_DEVICE_REMOVED, ctx.findings, "the device was removed")
 
     def remove(self, findings: list[Finding], summary: str) -> None:
         """Remove the device for a void-method misuse, and raise at the call that did it."""
         self._removed = HRESULT.E_INVALIDARG
-        self.removal_findings = list(findings)
+        self._removal_findings = list(findings)
         raise DmlError(HRESULT.E_INVALIDARG, findings, summary + "; the device is now removed")
 
     def get_device_removed_reason(self) -> HRESULT:
         return HRESULT.S_OK if self._removed is None else self._removed
 
-    def check_own(self, child: Any, method: str) -> None:
+    def check_own(self, child: Any, method: str, kinds: type | tuple[type, ...]) -> None:
+        """``child`` is one of ``kinds`` and this device made it (its ``device`` is read-only, so it cannot be claimed)."""
         self.check_alive()
-        if getattr(child, "device", None) is not self:
+        if not isinstance(child, kinds) or child.device is not self:
             ctx = Checker()
             ctx.fail(FOREIGN_OBJECT, method, actual=type(child).__name__, expected="an object made by this device",
                      message=f"got a {type(child).__name__} that this device did not make")  # fmt: skip
@@ -298,12 +419,16 @@ class Device:
             raise DmlError(HRESULT.E_INVALIDARG, errors, f"CreateOperator rejected the desc ({len(errors)} error{'s' * (len(errors) != 1)})")
         for finding in ctx.findings:
             warnings.warn(DmlWarning(finding), stacklevel=2)
-        return Operator(self, _spec_of(desc), copy.deepcopy(normalized), ctx.findings)
+        return Operator(self, _spec_of(desc), normalized, ctx.findings)
 
     def compile_operator(self, operator: Operator, flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> CompiledOperator:
         """IDMLDevice::CompileOperator."""
-        self.check_own(operator, "CompileOperator")
+        self.check_own(operator, "CompileOperator", Operator)
         return CompiledOperator(operator, DML_EXECUTION_FLAGS(flags))
+
+    def owns_operator(self, operator: Any) -> bool:
+        """Whether ``operator`` is an IDMLOperator this device created (a graph node must be one)."""
+        return isinstance(operator, Operator) and operator.device is self
 
     def compile_graph(self, desc: Any, flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> Any:
         """IDMLDevice1::CompileGraph: check every graph rule, then plan and compile the whole graph."""

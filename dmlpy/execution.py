@@ -26,6 +26,7 @@ TABLE_MISMATCH = rule("DISPATCH.TABLE_MISMATCH", "RecordDispatch gets the bindin
 LIST_CLOSED = rule("DISPATCH.COMMAND_LIST_CLOSED", "Dispatches are recorded into an open command list.", source="nf-directml-idmlcommandrecorder-recorddispatch")
 LIST_OPEN = rule("DISPATCH.COMMAND_LIST_OPEN", "A command list is closed before it is executed.", source="ID3D12CommandQueue::ExecuteCommandLists")
 NOT_INITIALIZED = rule("DISPATCH.NOT_INITIALIZED", "A compiled operator is initialized (its initializer dispatched) before it executes.", source="nf-directml-idmldevice-createoperatorinitializer")
+STALE = rule("DISPATCH.BINDINGS_STALE", "A binding table's bindings were made for its dispatchable's current slots (after IDMLOperatorInitializer::Reset, bind again).", source="nf-directml-idmloperatorinitializer-reset")
 WRONG_DEVICE = rule("DISPATCH.WRONG_DEVICE", "The dispatchable, binding table and command list belong to the recorder's device.", source="IDMLDeviceChild")
 
 Runner = Callable[[], None]
@@ -38,7 +39,7 @@ class RecordingDispatchable(Dispatchable, Protocol):
     def record(self, table: BindingTable) -> Runner: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class RecordedDispatch:
     dispatchable: RecordingDispatchable
     table: BindingTable
@@ -48,21 +49,42 @@ class RecordedDispatch:
 class CommandList:
     """An ID3D12GraphicsCommandList of type COMPUTE, open for recording until ``close()``."""
 
+    __slots__ = ("__weakref__", "_closed", "_device", "_dispatches")
+
     def __init__(self, device: DeviceLike) -> None:
-        self.device = device
-        self.dispatches: list[RecordedDispatch] = []
-        self.closed = False
+        self._device = device
+        self._dispatches: list[RecordedDispatch] = []
+        self._closed = False
+
+    @property
+    def device(self) -> DeviceLike:
+        return self._device
+
+    @property
+    def dispatches(self) -> tuple[RecordedDispatch, ...]:
+        return tuple(self._dispatches)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def close(self) -> None:
-        self.closed = True
+        self._closed = True
 
     def reset(self) -> None:
-        self.dispatches.clear()
-        self.closed = False
+        self._dispatches.clear()
+        self._closed = False
+
+    def _append(self, dispatch: RecordedDispatch) -> None:
+        assert not self._closed  # RecordDispatch checked
+        self._dispatches.append(dispatch)
 
 
 def check_table_complete(ctx: Checker, dispatchable: RecordingDispatchable, table: BindingTable) -> None:
     name = dispatchable.name
+    if not ctx.check(table.bound_for_current_slots(), STALE, f"{name}.RecordDispatch", actual="bindings for the slots before a Reset", expected="bindings for the current slots",
+                     message="was bound before the dispatchable was Reset to other operators; Reset the binding table and bind again"):  # fmt: skip
+        return
     needs_inputs = any(slot.tensor is not None and not slot.owned or slot.array is not None and any(s.owned for s in slot.array) for slot in dispatchable.input_slots())
     ctx.check(table.inputs is not None or not needs_inputs, NO_INPUTS, f"{name}.BindInputs", actual="never called", expected="bindings for every input slot",
               message="was never called; bind every input slot (NONE for absent or OWNED_BY_DML tensors) before recording")  # fmt: skip
@@ -80,16 +102,20 @@ def check_table_complete(ctx: Checker, dispatchable: RecordingDispatchable, tabl
 class CommandRecorder:
     """IDMLCommandRecorder."""
 
+    __slots__ = ("__weakref__", "_device")
+
     def __init__(self, device: DeviceLike) -> None:
-        self.device = device
+        self._device = device
+
+    @property
+    def device(self) -> DeviceLike:
+        return self._device
 
     def record_dispatch(self, command_list: CommandList, dispatchable: RecordingDispatchable, table: BindingTable) -> None:
         """Record ``dispatchable`` with ``table``'s bindings; misuse removes the device (it returns void)."""
         self.device.check_alive()
-        for argument, value, expected in (("command_list", command_list, CommandList), ("table", table, BindingTable)):
-            if not isinstance(value, expected):
-                msg = f"RecordDispatch: {argument} is a {type(value).__name__}, expected a {expected.__name__}"
-                raise TypeError(msg)
+        _require(command_list, CommandList, "IDMLCommandRecorder::RecordDispatch's commandList")
+        _require(table, BindingTable, "IDMLCommandRecorder::RecordDispatch's bindings")
         if not callable(getattr(dispatchable, "record", None)):
             msg = f"RecordDispatch: dispatchable is a {type(dispatchable).__name__}, expected a compiled operator, compiled graph or operator initializer"
             raise TypeError(msg)
@@ -105,19 +131,17 @@ class CommandRecorder:
         if not ctx.has_errors and not volatile:
             check_table_complete(ctx, dispatchable, table)
         errors = [f for f in ctx.findings if f.severity is Severity.ERROR]
-        table.warnings.extend(f for f in ctx.findings if f.severity is Severity.WARNING)
+        table.add_warnings(f for f in ctx.findings if f.severity is Severity.WARNING)
         if errors:
             self.device.remove(errors, "IDMLCommandRecorder::RecordDispatch with incomplete or invalid bindings; DirectML removes the device")
         runner = None if volatile else dispatchable.record(table)
-        command_list.dispatches.append(RecordedDispatch(dispatchable, table, runner))
+        command_list._append(RecordedDispatch(dispatchable, table, runner))  # noqa: SLF001 - only RecordDispatch adds to a list
 
 
 def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
     """Run every recorded dispatch in order, as the GPU would."""
     device.check_alive()
-    if not isinstance(command_list, CommandList):
-        msg = f"ExecuteCommandLists: command_list is a {type(command_list).__name__}, expected a CommandList from create_command_list()"
-        raise TypeError(msg)
+    _require(command_list, CommandList, "ExecuteCommandLists")
     ctx = Checker()
     if not ctx.check(command_list.closed, LIST_OPEN, "ExecuteCommandLists", actual="open", expected="closed", message="got a command list that is still open; close() it first"):
         raise DmlError(HRESULT.E_INVALIDARG, ctx.findings, "ExecuteCommandLists")
@@ -126,11 +150,18 @@ def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
         if runner is None:
             late = Checker()
             check_table_complete(late, dispatch.dispatchable, dispatch.table)
-            dispatch.table.warnings.extend(f for f in late.findings if f.severity is Severity.WARNING)
+            dispatch.table.add_warnings(f for f in late.findings if f.severity is Severity.WARNING)
             if late.has_errors:
                 device.remove([f for f in late.findings if f.severity is Severity.ERROR], "a DESCRIPTORS_VOLATILE dispatch found incomplete bindings at execute")
             runner = dispatch.dispatchable.record(dispatch.table)
         runner()
+
+
+def _require(value: Any, kind: type, what: str) -> None:
+    """What C's type system would refuse."""
+    if not isinstance(value, kind):
+        msg = f"{what} takes a {kind.__name__}, not {type(value).__name__}"
+        raise TypeError(msg)
 
 
 __all__ = ["CommandList", "CommandRecorder", "RecordedDispatch", "execute_command_list"]

@@ -10,6 +10,7 @@ GraphOutputIndex. ``Device.compile_graph`` calls it; this module never imports t
 
 from __future__ import annotations
 
+import copy
 import heapq
 import itertools
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.backends import BoundTensor, Runner
-from dmlpy.binding import DML_BINDING_PROPERTIES, BindingTable, BoundRange, Buffer, Slot
+from dmlpy.binding import DML_BINDING_PROPERTIES, BindingTable, BoundRange, Buffer, Slot, current_memory, same_memory
 from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
     DML_FEATURE_LEVEL,
@@ -373,7 +374,7 @@ def _check_nodes(ctx: Checker, desc: DML_GRAPH_DESC, device: Any) -> list[NodeIn
         node_type = getattr(node, "Type", None)
         if node_type == DML_GRAPH_NODE_TYPE.OPERATOR and isinstance(inner, DML_OPERATOR_GRAPH_NODE_DESC):
             op = inner.Operator
-            ok = hasattr(op, "spec") and hasattr(op, "desc") and (device is None or getattr(op, "device", None) is device)
+            ok = device.owns_operator(op) if device is not None else hasattr(op, "spec") and hasattr(op, "desc") and hasattr(op, "tensor")
             if not ctx.check(ok, NODE_OPERATOR, f"{path}.Operator", actual=type(op).__name__, expected="an IDMLOperator from this device's CreateOperator"):
                 continue
             label = f"{label} {op.name}"
@@ -560,17 +561,21 @@ def _allocate(lifetimes: list[tuple[int, int, int, tuple[int, int]]]) -> tuple[i
 
 
 class CompiledGraph:
-    """What CompileGraph returns: an IDMLCompiledOperator that runs the whole graph."""
+    """What CompileGraph returns: an IDMLCompiledOperator that runs the whole graph.
+
+    The plan (slots, offsets, sizes) and the operators' lowered descs are private; the
+    public accessors return copies.
+    """
+
+    __slots__ = ("__weakref__", "_device", "_execution_flags", "_initialized", "_plan", "_prepared", "_properties")
 
     def __init__(self, device: Any, plan: GraphPlan, flags: DML_EXECUTION_FLAGS) -> None:
-        self.device = device
-        self.plan = plan
-        self.execution_flags = DML_EXECUTION_FLAGS(flags)
-        self.in_place = False
-        self.initialized = False
-        self.persistent_offsets = plan.persistent_offsets
-        # CompileGraph keeps nothing of the operators but what it needs to run them
-        self._prepared = {n.index: device.backend.prepare(n.operator.spec, n.operator.desc) for n in plan.nodes if n.operator is not None}
+        self._device = device
+        self._plan = plan
+        self._execution_flags = DML_EXECUTION_FLAGS(flags)
+        self._initialized = False
+        # CompileGraph keeps nothing of the operators but what they lowered at CreateOperator
+        self._prepared = {n.index: n.operator._prepared for n in plan.nodes if n.operator is not None}  # noqa: SLF001
         descriptors = sum(s.tensor is not None for s in plan.input_slots + plan.output_slots)
         self._properties = DML_BINDING_PROPERTIES(
             RequiredDescriptorCount=descriptors + (plan.temporary_size > 0) + (plan.persistent_size > 0),
@@ -580,84 +585,121 @@ class CompiledGraph:
 
     name = "IDMLCompiledOperator (graph)"
 
+    @property
+    def device(self) -> Any:
+        return self._device
+
+    @property
+    def execution_flags(self) -> DML_EXECUTION_FLAGS:
+        return self._execution_flags
+
+    @property
+    def in_place(self) -> bool:
+        return False
+
+    @property
+    def initialized(self) -> bool:
+        return self._initialized
+
+    @property
+    def persistent_offsets(self) -> dict[str, int]:
+        return dict(self._plan.persistent_offsets)
+
     def input_slots(self) -> list[Slot]:
-        return self.plan.input_slots
+        return copy.deepcopy(self._plan.input_slots)
 
     def output_slots(self) -> list[Slot]:
-        return self.plan.output_slots
+        return copy.deepcopy(self._plan.output_slots)
 
     def get_binding_properties(self) -> DML_BINDING_PROPERTIES:
         return self._properties
 
-    def record(self, table: BindingTable) -> Runner:
-        plan = self.plan
-        by_index = {n.index: n for n in plan.nodes}
+    def _mark_initialized(self) -> None:
+        self._initialized = True
 
-        def memory(source: Source, size: int) -> np.ndarray:
+    def record(self, table: BindingTable) -> Runner:
+        """The bindings as recorded; their memory is taken, and checked, when the dispatch executes."""
+        plan, name = self._plan, self.name
+        inputs, outputs, temporary, persistent = table.inputs, table.outputs, table.temporary, table.persistent
+        by_index = {n.index: n for n in plan.nodes}
+        backend = self._device.backend
+        ranges = [*(inputs or ()), *(outputs or ()), temporary, persistent]
+        bound_to: list[Any] = [None, None]  # the memory the runners were built on, and the runners
+
+        def memory(ctx: Checker, source: Source, size: int, *, writable: bool) -> np.ndarray | None:
+            take = size or None
             if source.kind == "input":
-                bound = table.inputs[source.index] if table.inputs else None
-                assert isinstance(bound, BoundRange)
-                return bound.memory()
+                bound = inputs[source.index] if inputs else None
+                assert isinstance(bound, BoundRange)  # the table was checked complete
+                return bound.take(ctx, f"{name}.BindInputs[{source.index}] ({plan.input_slots[source.index].name})", 0, take, writable=False)
             if source.kind == "output":
-                bound = table.outputs[source.index] if table.outputs else None
+                bound = outputs[source.index] if outputs else None
                 assert isinstance(bound, BoundRange)
-                return bound.memory()
+                return bound.take(ctx, f"{name}.BindOutputs[{source.index}] ({plan.output_slots[source.index].name})", 0, take, writable=True)
             if source.kind == "owned":
-                assert table.persistent is not None
-                start = table.persistent.offset + source.offset
-                return table.persistent.buffer.data[start : start + size]
+                assert persistent is not None
+                return persistent.take(ctx, f"{name}.BindPersistentResource", source.offset, size, writable=False)
             if source.kind == "temp":
-                assert table.temporary is not None
-                start = table.temporary.offset + source.offset
-                return table.temporary.buffer.data[start : start + size]
+                assert temporary is not None
+                return temporary.take(ctx, f"{name}.BindTemporaryResource", source.offset, size, writable=writable)
             constant = by_index[source.index].constant
             assert constant is not None
             return constant
 
-        steps: list[Runner] = []
-        for i in plan.order:
-            node = by_index[i]
-            if node.operator is None:  # constants are read where they are used; one wired to graph outputs is copied there
-                constant = memory(Source("constant", i), 0)
-                target = plan.writes.get((i, 0))
-                for g in ([target.index] if target is not None and target.kind == "output" else []) + plan.copies.get((i, 0), []):
-                    steps.append(_copier(constant, memory(Source("output", g), 0), node.outputs[0].tensor))
-                continue
-            ins = []
-            for k, slot in enumerate(node.inputs):
-                source = plan.reads.get((i, k))
-                size = slot.tensor.TotalTensorSizeInBytes if slot.tensor is not None else 0
-                ins.append(BoundTensor(slot.name, memory(source, size) if source is not None else None, slot.tensor))
-            outs = []
-            for k, slot in enumerate(node.outputs):
-                target = plan.writes.get((i, k))
-                size = slot.tensor.TotalTensorSizeInBytes if slot.tensor is not None else 0
-                outs.append(BoundTensor(slot.name, memory(target, size) if target is not None else None, slot.tensor))
-            steps.append(self.device.backend.bind(self._prepared[i], ins, outs))
-            for k, slot in enumerate(node.outputs):
-                for extra in plan.copies.get((i, k), []):  # one node output written to several graph outputs
-                    steps.append(_copier(memory(plan.writes[(i, k)], 0), memory(Source("output", extra), 0), slot.tensor))
-        name = self.name
+        def steps(ctx: Checker) -> list[Runner]:
+            runners: list[Runner] = []
+            for i in plan.order:
+                node = by_index[i]
+                if node.operator is None:  # constants are read where they are used; one wired to graph outputs is copied there
+                    constant = memory(ctx, Source("constant", i), 0, writable=False)
+                    target = plan.writes.get((i, 0))
+                    for g in ([target.index] if target is not None and target.kind == "output" else []) + plan.copies.get((i, 0), []):
+                        runners.append(_copier(constant, memory(ctx, Source("output", g), 0, writable=True), node.outputs[0].tensor))
+                    continue
+                ins = []
+                for k, slot in enumerate(node.inputs):
+                    source = plan.reads.get((i, k))
+                    size = slot.tensor.TotalTensorSizeInBytes if slot.tensor is not None else 0
+                    ins.append(BoundTensor(slot.name, memory(ctx, source, size, writable=False) if source is not None else None, slot.tensor))
+                outs = []
+                for k, slot in enumerate(node.outputs):
+                    target = plan.writes.get((i, k))
+                    size = slot.tensor.TotalTensorSizeInBytes if slot.tensor is not None else 0
+                    outs.append(BoundTensor(slot.name, memory(ctx, target, size, writable=True) if target is not None else None, slot.tensor))
+                runners.append(backend.bind(self._prepared[i], ins, outs))
+                for k, slot in enumerate(node.outputs):
+                    for extra in plan.copies.get((i, k), []):  # one node output written to several graph outputs
+                        size = slot.tensor.TotalTensorSizeInBytes if slot.tensor is not None else 0
+                        runners.append(_copier(memory(ctx, plan.writes[(i, k)], size, writable=False), memory(ctx, Source("output", extra), size, writable=True), slot.tensor))
+            return runners
 
         def run() -> None:
-            if not self.initialized:
+            if not self._initialized:
                 ctx = Checker()
                 ctx.fail(NOT_INITIALIZED, f"{name}.Execute", actual="not initialized", expected="initialized",
                          message="executes before any operator initializer targeting it was dispatched")  # fmt: skip
-                self.device.remove(ctx.findings, "a compiled graph ran before its initializer")
-            for step in steps:
+                self._device.remove(ctx.findings, "a compiled graph ran before its initializer")
+            memory = current_memory(ranges)
+            if not same_memory(bound_to[0], memory):
+                ctx = Checker()
+                runners = steps(ctx)
+                if ctx.has_errors:
+                    self._device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
+                bound_to[:] = [memory, runners]
+            for step in bound_to[1]:
                 step()
 
         return run
 
 
-def _copier(source: np.ndarray, target: np.ndarray, tensor: DML_BUFFER_TENSOR_DESC | None) -> Runner:
+def _copier(source: np.ndarray | None, target: np.ndarray | None, tensor: DML_BUFFER_TENSOR_DESC | None) -> Runner:
     size = tensor.TotalTensorSizeInBytes if tensor is not None else 0
 
-    def copy() -> None:
+    def copy_bytes() -> None:
+        assert source is not None and target is not None  # None only with a finding, and then nothing runs
         target[:size] = source[:size]
 
-    return copy
+    return copy_bytes
 
 
 def compile_graph(device: Any, ctx: Checker, desc: DML_GRAPH_DESC, flags: DML_EXECUTION_FLAGS) -> CompiledGraph | None:

@@ -7,7 +7,9 @@ and the generated docs both read these tables, so they cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from dmlpy.enums import DML_FEATURE_LEVEL as FL
 from dmlpy.enums import DML_OPERATOR_TYPE as OP
@@ -47,8 +49,12 @@ class OperatorSupport:
     introduced: FL
     slots: tuple[TensorSlot, ...]
     # feature level -> tensor name -> support; the row in force is the highest level <= the device's
-    tables: dict[FL, dict[str, TensorSupport]]
+    tables: Mapping[FL, Mapping[str, TensorSupport]]
     source: str = ""
+
+    def __post_init__(self) -> None:
+        # Every operator of this type is validated against these tables: read-only, like the rest of the spec.
+        object.__setattr__(self, "tables", MappingProxyType({level: MappingProxyType(dict(table)) for level, table in self.tables.items()}))
 
     @property
     def inputs(self) -> tuple[TensorSlot, ...]:
@@ -58,7 +64,7 @@ class OperatorSupport:
     def outputs(self) -> tuple[TensorSlot, ...]:
         return tuple(s for s in self.slots if s.kind == "output")
 
-    def table_at(self, feature_level: FL) -> tuple[FL, dict[str, TensorSupport]] | None:
+    def table_at(self, feature_level: FL) -> tuple[FL, Mapping[str, TensorSupport]] | None:
         """The table in force at ``feature_level`` and the level it was introduced at."""
         levels = [level for level in self.tables if level <= feature_level]
         if not levels:

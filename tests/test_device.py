@@ -198,9 +198,17 @@ def record_with_another_devices_command_list(p: Pipeline) -> None:
     p.recorder.record_dispatch(other_list, p.compiled, p.table())
 
 
+class NeedsScratch(dmlpy.CompiledOperator):
+    """A compiled operator that asks for scratch memory (a compiled operator's methods cannot be replaced)."""
+
+    __slots__ = ()
+
+    def get_binding_properties(self) -> dmlpy.DML_BINDING_PROPERTIES:
+        return replace(super().get_binding_properties(), TemporaryResourceSize=256)
+
+
 def record_without_a_needed_temporary(p: Pipeline) -> None:
-    needs_temporary = replace(p.compiled.get_binding_properties(), TemporaryResourceSize=256)
-    p.compiled.get_binding_properties = lambda: needs_temporary  # a dispatchable that asks for scratch memory
+    p.compiled.__class__ = NeedsScratch
     p.record_initializer()
     p.record()
 
@@ -305,8 +313,7 @@ def test_executing_an_open_command_list_is_refused() -> None:
 
 def test_a_bound_temporary_resource_satisfies_a_dispatchable_that_needs_one() -> None:
     p = numpy_pipeline()
-    needs_temporary = replace(p.compiled.get_binding_properties(), TemporaryResourceSize=256)
-    p.compiled.get_binding_properties = lambda: needs_temporary
+    p.compiled.__class__ = NeedsScratch
     table = p.table()
     table.bind_temporary_resource(buffer_binding(p.device.create_buffer(256)))
     p.record_initializer()
@@ -316,8 +323,7 @@ def test_a_bound_temporary_resource_satisfies_a_dispatchable_that_needs_one() ->
 
 def test_a_temporary_resource_smaller_than_needed_is_rejected() -> None:
     p = numpy_pipeline()
-    needs_temporary = replace(p.compiled.get_binding_properties(), TemporaryResourceSize=256)
-    p.compiled.get_binding_properties = lambda: needs_temporary
+    p.compiled.__class__ = NeedsScratch
     with pytest.raises(dmlpy.DmlError) as caught:
         p.table().bind_temporary_resource(buffer_binding(p.device.create_buffer(128)))
     assert_rule(caught.value, "BINDING.RESOURCE_TOO_SMALL", f"{OP_NAME}.BindTemporaryResource.SizeInBytes")

@@ -60,8 +60,32 @@ def native_status() -> str:
     return native.status()
 
 
+MAX_THREADS = 2**32 - 1  # dmlpy_execute takes the count as a UINT
+
+
+def thread_count(threads: int = 0) -> int:
+    """The native kernels' thread cap: ``DMLPY_NUM_THREADS`` when set, else ``threads``; 0 means every core."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        msg = f"threads must be an int in 0 .. {MAX_THREADS} (0: every core), not {type(threads).__name__}"
+        raise TypeError(msg)
+    source, value = "threads", int(threads)
+    setting = os.environ.get("DMLPY_NUM_THREADS", "").strip()
+    if setting:
+        source = "DMLPY_NUM_THREADS"
+        try:
+            value = int(setting)
+        except ValueError:
+            msg = f"DMLPY_NUM_THREADS is {setting!r}; set it to an integer in 0 .. {MAX_THREADS} (0: every core)"
+            raise ValueError(msg) from None
+    if not 0 <= value <= MAX_THREADS:
+        msg = f"{source} is {value}; a thread count is a UINT, in 0 .. {MAX_THREADS} (0: every core)"
+        raise ValueError(msg)
+    return value
+
+
 def get_backend(name: str = "auto", threads: int = 0) -> Backend:
     """``'native'``, ``'numpy'`` or ``'auto'`` (native when built); ``DMLPY_BACKEND`` overrides 'auto'."""
+    threads = thread_count(threads)
     if name == "auto":
         name = os.environ.get("DMLPY_BACKEND", "auto")
     if name == "auto":
@@ -78,4 +102,4 @@ def get_backend(name: str = "auto", threads: int = 0) -> Backend:
     raise ValueError(msg)
 
 
-__all__ = ["Backend", "BoundTensor", "Runner", "get_backend", "native_available", "native_status"]
+__all__ = ["Backend", "BoundTensor", "Runner", "get_backend", "native_available", "native_status", "thread_count"]

@@ -8,11 +8,10 @@ stale build is never used.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
-from dmlpy.backends import NATIVE_REJECTED, BoundTensor, Runner
+from dmlpy.backends import NATIVE_REJECTED, BoundTensor, Runner, thread_count
 from dmlpy.enums import HRESULT
 from dmlpy.errors import DmlError, Finding, Severity
 from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, operator_desc
@@ -92,12 +91,17 @@ class Lowered:
 
 
 class NativeBackend:
+    __slots__ = ("_ffi", "_lib", "_threads")
     name = "native"
 
     def __init__(self, threads: int = 0) -> None:
         ffi, lib = library()
         self._ffi, self._lib = ffi, lib
-        self.threads = int(os.environ.get("DMLPY_NUM_THREADS", threads) or 0)
+        self._threads = thread_count(threads)
+
+    @property
+    def threads(self) -> int:
+        return self._threads
 
     def prepare(self, spec: OperatorSpec, desc: Any) -> tuple[OperatorSpec, Lowered]:
         return spec, Lowered(desc)
@@ -107,18 +111,19 @@ class NativeBackend:
         ffi, lib = self._ffi, self._lib
         keep: list[Any] = []
 
-        def buffers(bound: list[BoundTensor]) -> Any:
+        def buffers(bound: list[BoundTensor], *, writable: bool) -> Any:
             array = ffi.new("DMLPY_BOUND_BUFFER[]", max(1, len(bound)))
             for i, b in enumerate(bound):
                 if b.memory is not None:
-                    data = ffi.from_buffer(b.memory)
+                    # cffi refuses read-only memory for outputs; the size is the buffer's own, not a claim about it
+                    data = ffi.from_buffer("uint8_t[]", b.memory, require_writable=writable)
                     keep.append(data)
                     array[i].Data = data
-                    array[i].SizeInBytes = b.memory.size
+                    array[i].SizeInBytes = ffi.sizeof(data)
             return array
 
-        in_array, out_array = buffers(inputs), buffers(outputs)
-        n_in, n_out, threads, pointer = len(inputs), len(outputs), self.threads, lowered.pointer
+        in_array, out_array = buffers(inputs, writable=False), buffers(outputs, writable=True)
+        n_in, n_out, threads, pointer = len(inputs), len(outputs), self._threads, lowered.pointer
         execute = lib.dmlpy_execute
 
         def run() -> None:

@@ -14,6 +14,7 @@ from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, layout_overlap
 
 
 class NumpyBackend:
+    __slots__ = ()
     name = "numpy"
 
     def prepare(self, spec: OperatorSpec, desc: Any) -> tuple[OperatorSpec, Any]:
