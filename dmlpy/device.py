@@ -548,7 +548,6 @@ def create_device(
     except ValueError:
         msg = f"create_device: feature_level {feature_level!r} is not a DML_FEATURE_LEVEL"
         raise ValueError(msg) from None
-    threads = int_argument("create_device", "threads", threads)
     return Device(level, debug=debug, strict=strict, backend=get_backend(backend, threads))
 
 

@@ -114,8 +114,8 @@ class CommandRecorder:
     def record_dispatch(self, command_list: CommandList, dispatchable: RecordingDispatchable, table: BindingTable) -> None:
         """Record ``dispatchable`` with ``table``'s bindings; misuse removes the device (it returns void)."""
         self.device.check_alive()
-        _require(command_list, CommandList, "IDMLCommandRecorder::RecordDispatch's commandList")
-        _require(table, BindingTable, "IDMLCommandRecorder::RecordDispatch's bindings")
+        _require(command_list, CommandList, "RecordDispatch: command_list")
+        _require(table, BindingTable, "RecordDispatch: table")
         if not callable(getattr(dispatchable, "record", None)):
             msg = f"RecordDispatch: dispatchable is a {type(dispatchable).__name__}, expected a compiled operator, compiled graph or operator initializer"
             raise TypeError(msg)
@@ -141,7 +141,7 @@ class CommandRecorder:
 def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
     """Run every recorded dispatch in order, as the GPU would."""
     device.check_alive()
-    _require(command_list, CommandList, "ExecuteCommandLists")
+    _require(command_list, CommandList, "ExecuteCommandLists: command_list")
     ctx = Checker()
     if not ctx.check(command_list.closed, LIST_OPEN, "ExecuteCommandLists", actual="open", expected="closed", message="got a command list that is still open; close() it first"):
         raise DmlError(HRESULT.E_INVALIDARG, ctx.findings, "ExecuteCommandLists")
@@ -160,7 +160,7 @@ def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
 def _require(value: Any, kind: type, what: str) -> None:
     """What C's type system would refuse."""
     if not isinstance(value, kind):
-        msg = f"{what} takes a {kind.__name__}, not {type(value).__name__}"
+        msg = f"{what} is a {type(value).__name__}, expected a {kind.__name__}"
         raise TypeError(msg)
 
 
