@@ -36,79 +36,13 @@ import numpy as np
 from dmlpy.enums import DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Severity
 from dmlpy.operators import DML_OPERATOR_DESC, FEATURE_LEVEL, REGISTRY, TYPE_UNKNOWN, OperatorSpec, register
+from dmlpy.operators.descs.activation import DML_ACTIVATION_ELU_OPERATOR_DESC, DML_ACTIVATION_GELU_OPERATOR_DESC, DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC, DML_ACTIVATION_IDENTITY_OPERATOR_DESC, DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC, DML_ACTIVATION_LINEAR_OPERATOR_DESC, DML_ACTIVATION_RELU_OPERATOR_DESC, DML_ACTIVATION_SIGMOID_OPERATOR_DESC, DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC, DML_ACTIVATION_TANH_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
 
 OP = DML_OPERATOR_TYPE
-
-
-@dataclass
-class DML_ACTIVATION_IDENTITY_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-    Beta: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_SIGMOID_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_TANH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_ELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-    Beta: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Steepness: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_GELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
 
 
 # ---------------------------------------------------------------------------------------

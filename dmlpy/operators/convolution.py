@@ -29,6 +29,7 @@ from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEA
 from dmlpy.errors import Severity
 from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, register
 from dmlpy.operators.activation import apply_fused, check_fused_activation
+from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
@@ -37,24 +38,6 @@ from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
 MODE = DML_CONVOLUTION_MODE
 DIRECTION = DML_CONVOLUTION_DIRECTION
 FORWARD, BACKWARD = DIRECTION.FORWARD, DIRECTION.BACKWARD
-
-
-@dataclass
-class DML_CONVOLUTION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    FilterTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BiasTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Mode: DML_CONVOLUTION_MODE | int = c_field(Kind.ENUM, MODE.CONVOLUTION, enum_type=MODE)
-    Direction: DML_CONVOLUTION_DIRECTION | int = c_field(Kind.ENUM, FORWARD, enum_type=DIRECTION)
-    DimensionCount: int | None = c_field(Kind.DIMENSION_COUNT)
-    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    Dilations: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    StartPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    EndPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    OutputPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    GroupCount: int = c_field(Kind.UINT)
-    FusedActivation: DML_OPERATOR_DESC | Any | None = c_field(Kind.OPERATOR)
 
 
 # ---------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ import numpy as np
 from dmlpy.enums import DML_DEPTH_SPACE_ORDER, DML_OPERATOR_TYPE
 from dmlpy.enums import DML_TENSOR_DATA_TYPE as DT
 from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.descs.space_depth import DML_DEPTH_TO_SPACE1_OPERATOR_DESC, DML_DEPTH_TO_SPACE_OPERATOR_DESC, DML_SPACE_TO_DEPTH1_OPERATOR_DESC, DML_SPACE_TO_DEPTH_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
@@ -48,36 +49,6 @@ from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, as_data_type, 
 
 DCR = DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW
 CRD = DML_DEPTH_SPACE_ORDER.COLUMN_ROW_DEPTH
-
-
-@dataclass
-class DML_SPACE_TO_DEPTH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-
-
-@dataclass
-class DML_DEPTH_TO_SPACE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-
-
-@dataclass
-class DML_SPACE_TO_DEPTH1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-    Order: DML_DEPTH_SPACE_ORDER | int = c_field(Kind.ENUM, DCR, enum_type=DML_DEPTH_SPACE_ORDER)
-
-
-@dataclass
-class DML_DEPTH_TO_SPACE1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-    Order: DML_DEPTH_SPACE_ORDER | int = c_field(Kind.ENUM, DCR, enum_type=DML_DEPTH_SPACE_ORDER)
 
 
 AnySpaceToDepth = DML_SPACE_TO_DEPTH_OPERATOR_DESC | DML_SPACE_TO_DEPTH1_OPERATOR_DESC
