@@ -42,7 +42,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
 from dmlpy.execution import NOT_INITIALIZED, CommandList, CommandRecorder, execute_command_list
 from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, compile_graph, plan_graph
-from dmlpy.operators import OperatorSpec, check_operator, operator_desc
+from dmlpy.operators import NOT_EMULATED, OperatorSpec, binding_slots, check_operator, operator_desc, tensor_at
 from dmlpy.rules import Checker, rule
 from dmlpy.structs import FieldError
 from dmlpy.support import data_type_supported
@@ -103,8 +103,21 @@ class Operator:
         return c_name(self.spec.operator_type)
 
     def tensor(self, slot_name: str) -> DML_BUFFER_TENSOR_DESC | None:
-        tensor = getattr(self.desc, slot_name)
+        """The buffer desc of a binding slot (``OutputTensor``, or ``InputTensors[1]`` of a tensor array)."""
+        tensor = tensor_at(self.desc, slot_name)
         return None if tensor is None else tensor.buffer
+
+    def slots(self, role: str) -> list[Slot]:
+        """The binding slots of ``role`` ("input" or "output") in binding order, tensor arrays flattened."""
+        return [
+            Slot(name, None if tensor is None else tensor.buffer, optional, role == "input" and is_owned_by_dml(tensor))
+            for name, tensor, optional in binding_slots(self.spec, self.desc, role)
+        ]
+
+    @property
+    def not_emulated(self) -> list[Finding]:
+        """The OPERATOR.NOT_EMULATED findings: no kernel runs this operator (or its fused activation) yet."""
+        return [f for f in self.warnings if f.rule == NOT_EMULATED.id]
 
 
 class CompiledOperator:
@@ -118,11 +131,8 @@ class CompiledOperator:
         self.in_place = operator.spec.in_place
         self.initialized = False
         self._prepared = self.device.backend.prepare(self.spec, operator.desc)
-        self._inputs = [
-            Slot(s.name, operator.tensor(s.name), s.optional, is_owned_by_dml(getattr(operator.desc, s.name)))
-            for s in self.spec.support.inputs
-        ]
-        self._outputs = [Slot(s.name, operator.tensor(s.name), s.optional) for s in self.spec.support.outputs]
+        self._inputs = operator.slots("input")
+        self._outputs = operator.slots("output")
         # persistent layout: each owned input at a 256-byte-aligned offset
         self.persistent_offsets: dict[str, int] = {}
         size = 0
@@ -293,7 +303,8 @@ class Device:
         self.check_alive()
         ctx = Checker(self.feature_level)
         normalized = check_operator(ctx, desc)
-        errors = [f for f in ctx.findings if f.severity is Severity.ERROR or self.strict]
+        # strict turns warnings about the desc into errors; "no kernel yet" is not about the desc
+        errors = [f for f in ctx.findings if f.severity is Severity.ERROR or (self.strict and f.rule != NOT_EMULATED.id)]
         if errors or normalized is None:
             raise DmlError(HRESULT.E_INVALIDARG, errors, f"CreateOperator rejected the desc ({len(errors)} error{'s' * (len(errors) != 1)})")
         for finding in ctx.findings:
@@ -301,8 +312,10 @@ class Device:
         return Operator(self, _spec_of(desc), copy.deepcopy(normalized), ctx.findings)
 
     def compile_operator(self, operator: Operator, flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> CompiledOperator:
-        """IDMLDevice::CompileOperator."""
+        """IDMLDevice::CompileOperator; E_NOTIMPL for a valid operator no kernel runs yet."""
         self.check_own(operator, "CompileOperator")
+        if operator.not_emulated:
+            raise DmlError(HRESULT.E_NOTIMPL, operator.not_emulated, f"CompileOperator: dmlpy validates {operator.name} but cannot run it yet")
         return CompiledOperator(operator, DML_EXECUTION_FLAGS(flags))
 
     def compile_graph(self, desc: Any, flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> Any:

@@ -39,6 +39,7 @@ class TensorSlot:
     name: str
     kind: str  # "input" or "output"
     optional: bool = False
+    array: bool = False  # an array of tensors with a count field (JOIN's InputTensors)
 
 
 @dataclass(frozen=True)

@@ -21,19 +21,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Severity
-from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, register
+from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.activation import apply_fused, check_fused_activation
 from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 MODE = DML_CONVOLUTION_MODE
 DIRECTION = DML_CONVOLUTION_DIRECTION
@@ -414,7 +412,7 @@ def convolution_reference(desc: DML_CONVOLUTION_OPERATOR_DESC, inputs: dict[str,
         return {"OutputTensor": y.astype(out_tensor.dtype)}
 
 
-register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference))
+register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference, native=True))
 
 __all__ = [
     "DML_CONVOLUTION_OPERATOR_DESC",

@@ -25,9 +25,8 @@ from dmlpy.errors import Severity
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.descs.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 
 AnyAveragePooling = DML_AVERAGE_POOLING_OPERATOR_DESC | DML_AVERAGE_POOLING1_OPERATOR_DESC
@@ -272,7 +271,7 @@ for _type, _class in (
     (DML_OPERATOR_TYPE.AVERAGE_POOLING, DML_AVERAGE_POOLING_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.AVERAGE_POOLING1, DML_AVERAGE_POOLING1_OPERATOR_DESC),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_pooling, average_pooling_reference))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_pooling, average_pooling_reference, native=True))
 
 __all__ = [
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",
