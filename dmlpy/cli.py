@@ -107,7 +107,10 @@ def render_rules_markdown() -> str:
             lines.append(f"| `{declared.id}` | {declared.severity.value} | {declared.statement} | {declared.source} |")
         lines.append("")
     lines += ["## Tensor support by operator and feature level", ""]
+    lines += ["From `dmlpy/data/support/<family>.json`. Operators not listed here have no support data yet:", "their tensors get the generic tensor rules only.", ""]
     for support in OPERATORS.values():
+        if not support.tables:
+            continue
         lines += [f"### {c_name(support.operator_type)} ({support.operator_type.value}), from FL {support.introduced.dotted}", ""]
         lines += ["| feature level | tensor | kind | dimensions | data types |", "|---|---|---|---|---|"]
         kinds = {slot.name: slot.kind + (" (optional)" if slot.optional else "") for slot in support.slots}
@@ -118,6 +121,13 @@ def render_rules_markdown() -> str:
                 types = ", ".join(t.name for t in row.data_types)
                 lines.append(f"| {level.dotted} | {name} | {kinds.get(name, '')} | {dims} | {types} |")
         lines.append("")
+        for constraint in support.constraints:
+            lines.append(f"- {', '.join(constraint.tensors)}: same {', '.join(constraint.same)}")
+        lines += [f"- {text}" for text in support.other]
+        if support.constraints or support.other:
+            lines.append("")
+    missing = [c_name(s.operator_type) for s in OPERATORS.values() if not s.tables]
+    lines += [f"No support data yet ({len(missing)}): " + ", ".join(f"`{name}`" for name in missing), ""]
     return "\n".join(lines)
 
 

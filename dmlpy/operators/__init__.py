@@ -18,10 +18,12 @@ import numpy as np
 
 from dmlpy.enums import DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Finding, Severity
+from dmlpy.operators import generic
 from dmlpy.operators.descs import OPERATORS as DESCS
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.structs import CStruct, FieldError, Kind, OperatorFacts, c_field, is_struct, kind_of, normalized
-from dmlpy.support import OperatorSupport, TensorSlot
+from dmlpy.support import OPERATORS as SUPPORT
+from dmlpy.support import OperatorSupport, SupportData, TensorSlot, load_support
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, check_tensor
 
 OP = DML_OPERATOR_TYPE
@@ -66,6 +68,7 @@ _BY_CLASS: dict[type, OperatorSpec] = {}
 def register(spec: OperatorSpec) -> OperatorSpec:
     REGISTRY[spec.operator_type] = spec
     _BY_CLASS[spec.desc_class] = spec
+    SUPPORT[spec.operator_type] = spec.support
     return spec
 
 
@@ -178,11 +181,25 @@ def check_operator(ctx: Checker, value: Any) -> Any | None:
             buffers[slot.name] = [check_tensor(ctx, t, f"{where}[{i}]", slot, table.get(slot.name)) for i, t in enumerate(value or ())]
         else:
             buffers[slot.name] = check_tensor(ctx, value, where, slot, table.get(slot.name))
-    spec.check(ctx, desc, path, buffers)
+    if spec.check is no_family_rules:
+        _check_generic(ctx, spec, desc, path, buffers)
+    else:
+        spec.check(ctx, desc, path, buffers)
     if not spec.emulated and errors_before == sum(f.severity is Severity.ERROR for f in ctx.findings):
         ctx.fail(NOT_EMULATED, path, actual="no kernel", expected="a NumPy or native kernel",
                  message=f"is valid, but dmlpy has no kernel for {c_name(spec.operator_type)} yet: it can be created and put in a graph, not compiled")  # fmt: skip
     return desc
+
+
+def _check_generic(ctx: Checker, spec: OperatorSpec, desc: Any, path: str, buffers: dict[str, Any]) -> None:
+    """The rules of an operator without a family module: DirectML.h's field facts and the support data."""
+    from dmlpy.operators.activation import check_fused_activation  # noqa: PLC0415 - activation registers through this module
+
+    generic.check_fields(ctx, desc, path)
+    generic.check_constraints(ctx, spec.support, buffers, path)
+    for f in dataclasses.fields(desc):
+        if kind_of(f) is Kind.OPERATOR:
+            check_fused_activation(ctx, getattr(desc, f.name), f"{path}.{f.name}")
 
 
 def _unwrap(ctx: Checker, value: Any) -> DML_OPERATOR_DESC | None:
@@ -208,10 +225,36 @@ def tensor_fields(desc: Any) -> list[str]:
     return [f.name for f in dataclasses.fields(desc) if f.metadata.get("kind") is Kind.TENSOR]
 
 
+def operator_support(facts: OperatorFacts, data: SupportData | None) -> OperatorSupport:
+    """The support of one operator: slots from its desc, tables and constraints from its support data."""
+    page = facts.page.rsplit("/", 1)[-1]
+    if data is None:
+        return OperatorSupport(facts.operator_type, facts.introduced, slots_from_desc(facts.desc_class), {}, page)
+    return OperatorSupport(facts.operator_type, facts.introduced, slots_from_desc(facts.desc_class), data.tables, data.page, data.constraints, data.other)
+
+
+def support_data_problems(data: dict[str, SupportData]) -> list[str]:
+    """Where support data disagrees with DirectML.h: unknown tensors, or a kind the desc contradicts."""
+    problems = []
+    for name, entry in data.items():
+        facts = DESCS[DML_OPERATOR_TYPE[name.removeprefix("DML_OPERATOR_")]]
+        slots = {slot.name: slot for slot in slots_from_desc(facts.desc_class)}
+        for tensor, kind in entry.kinds.items():
+            slot = slots.get(tensor)
+            if slot is None:
+                problems.append(f"{name}: {tensor} is not a tensor field of {facts.desc_class.__name__}")
+            elif kind.split()[-1] != slot.kind or (kind.startswith("optional") and not slot.optional):
+                problems.append(f"{name}: {tensor} is {kind!r} in the data, but {facts.desc_class.__name__} makes it {'optional ' * slot.optional}{slot.kind}")
+        for constraint in entry.constraints:
+            problems += [f"{name}: constraint names {t}, not a tensor field" for t in constraint.tensors if t not in slots]
+    return problems
+
+
 def _register_every_operator() -> None:
     """Every operator of DirectML.h, with the generic rules; family modules then add theirs."""
+    data = load_support()
     for facts in DESCS.values():
-        support = OperatorSupport(facts.operator_type, facts.introduced, slots_from_desc(facts.desc_class), {}, facts.page.rsplit("/", 1)[-1])
+        support = operator_support(facts, data.get(c_name(facts.operator_type)))
         register(OperatorSpec(facts.operator_type, facts.desc_class, support, in_place=facts.in_place))
 
 
@@ -232,6 +275,7 @@ __all__ = [
     "OperatorSpec",
     "binding_slots",
     "check_operator",
+    "support_data_problems",
     "emulated_operators",
     "is_struct",
     "operator_desc",
