@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import math
 import numbers
+from struct import error as StructError  # noqa: N812 - struct's name for it
 from struct import pack as _pack
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -405,11 +406,17 @@ def to_cpp(desc: Any, name: str = "desc", storage: str = "const") -> str:
     result must outlive the call).
     """
     lines: list[str] = []
+    refused: FieldError | None = None
     try:  # print what DirectML would receive: DimensionCount derived, bare buffer descs wrapped
         desc = normalized(desc, type(desc).__name__)
-    except FieldError:
-        pass  # a desc C could not hold still prints as far as it goes
-    _emit_struct(desc, name, lines, storage)
+    except FieldError as error:
+        refused = error  # a desc C could not hold still prints as far as it goes
+    try:
+        _emit_struct(desc, name, lines, storage)
+    except (TypeError, ValueError, OverflowError, AttributeError, StructError):
+        if refused is None:
+            raise
+        return f"// {type(desc).__name__} has no C++ form: {refused.finding}"
     return "\n".join(lines)
 
 

@@ -183,3 +183,8 @@ def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytes
     assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "-", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_GELU"][0] == "5.1"
     assert "element_wise (63):" in out and "pooling (11):" in out
+
+
+def test_str_of_a_desc_c_cannot_hold_names_the_field_instead_of_crashing() -> None:
+    text = str(DML_ELEMENT_WISE_ADD_OPERATOR_DESC(buffer_tensor(F32, (2, 2)), "B", None))
+    assert text.startswith("// DML_ELEMENT_WISE_ADD_OPERATOR_DESC has no C++ form: [FIELD.TYPE] DML_ELEMENT_WISE_ADD_OPERATOR_DESC.BTensor")
