@@ -326,7 +326,9 @@ def _descs_init(by_family: dict[str, list[dict[str, Any]]]) -> str:
         )
     lines += ["}", "", "HELPER_STRUCTS = (DML_SCALE_BIAS, DML_SIZE_2D, DML_SCALAR_UNION)", ""]
     names = sorted({op["desc_struct"] for op in operators()})
-    lines += ["__all__ = [", '    "HELPER_STRUCTS",', '    "OPERATORS",', *[f'    "{n}",' for n in names], "]", ""]
+    names += ["DML_SCALAR_UNION", "DML_SCALE_BIAS", "DML_SIZE_2D"]
+    lines += ["# Every struct, for ``from dmlpy.operators.descs import *``; OPERATORS and HELPER_STRUCTS are imported by name.", "__all__ = ["]
+    lines += [*[f'    "{n}",' for n in sorted(names)], "]", ""]
     return "\n".join(lines)
 
 

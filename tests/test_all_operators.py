@@ -188,3 +188,16 @@ def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytes
 def test_str_of_a_desc_c_cannot_hold_names_the_field_instead_of_crashing() -> None:
     text = str(DML_ELEMENT_WISE_ADD_OPERATOR_DESC(buffer_tensor(F32, (2, 2)), "B", None))
     assert text.startswith("// DML_ELEMENT_WISE_ADD_OPERATOR_DESC has no C++ form: [FIELD.TYPE] DML_ELEMENT_WISE_ADD_OPERATOR_DESC.BTensor")
+
+
+def test_a_graph_binds_each_element_of_a_tensor_array_as_its_own_input() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.warns(DmlWarning):
+        joined = device.create_operator(DML_JOIN_OPERATOR_DESC(None, [buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 3, 2))], buffer_tensor(F32, (1, 1, 5, 2)), Axis=2))
+    graph = graph_desc(2, 1, [operator_node(joined)], [input_edge(0, 0, 0), input_edge(1, 0, 1)], [output_edge(0, 0, 0)])
+    assert dmlpy.validate(graph).ok
+    with pytest.raises(DmlError) as raised:
+        device.compile_graph(graph)
+    assert raised.value.hresult == HRESULT.E_NOTIMPL
+    too_far = graph_desc(2, 1, [operator_node(joined)], [input_edge(0, 0, 0), input_edge(1, 0, 2)], [output_edge(0, 0, 0)])
+    assert not dmlpy.validate(too_far).ok  # JOIN of two tensors has binding inputs 0 and 1 only
