@@ -188,3 +188,21 @@ def test_the_layout_test_sees_a_field_out_of_order() -> None:
 
     size, offsets = _python_layout(Swapped)
     assert (size, offsets) == (16, {"Alpha": 0, "InputTensor": 8})
+
+
+@pytest.mark.parametrize("level", list(DML_FEATURE_LEVEL), ids=lambda level: level.dotted)
+def test_the_header_compiles_at_every_target_version_and_declares_only_what_it_had(level: DML_FEATURE_LEVEL, tmp_path: Path) -> None:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is not installed")
+    # an operator desc of the level compiles; one of the next level is undeclared
+    present = [f.desc_class.__name__ for f in OPERATORS.values() if f.introduced == level][:1]
+    absent = [f.desc_class.__name__ for f in OPERATORS.values() if f.introduced > level][:1]
+    source = '#include "dmlpy/dml_types.h"\n' + "".join(f"{name} present_{i};\n" for i, name in enumerate(present))
+    (tmp_path / "ok.c").write_text(source, encoding="utf-8")
+    flags = ["-std=c11", "-Wall", "-Werror", "-fsyntax-only", f"-DDML_TARGET_VERSION=0x{int(level):x}", f"-I{ROOT / 'include'}"]
+    done = subprocess.run([gcc, *flags, "ok.c"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    if absent:
+        (tmp_path / "absent.c").write_text(f'#include "dmlpy/dml_types.h"\n{absent[0]} absent;\n', encoding="utf-8")
+        assert subprocess.run([gcc, *flags, "absent.c"], cwd=tmp_path, capture_output=True, check=False).returncode != 0
