@@ -32,7 +32,9 @@ from dmlpy.operators.descs import (
     DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
     DML_CONVOLUTION_OPERATOR_DESC,
     DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
+    DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
+    DML_SCALE_BIAS,
 )
 
 F32 = np.float32
@@ -201,3 +203,9 @@ def test_a_graph_binds_each_element_of_a_tensor_array_as_its_own_input() -> None
     assert raised.value.hresult == HRESULT.E_NOTIMPL
     too_far = graph_desc(2, 1, [operator_node(joined)], [input_edge(0, 0, 0), input_edge(1, 0, 2)], [output_edge(0, 0, 0)])
     assert not dmlpy.validate(too_far).ok  # JOIN of two tensors has binding inputs 0 and 1 only
+
+
+def test_a_desc_the_dxdispatch_writer_cannot_hold_is_refused_by_name() -> None:
+    identity = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 2, 2)), DML_SCALE_BIAS(1.0, 0.0))
+    with pytest.raises(ValueError, match="cannot write DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC"):
+        dx.operator_model(identity, {"InputTensor": np.ones((1, 1, 2, 2), F32)})

@@ -69,3 +69,15 @@ def test_str_of_every_field_kind_compiles_against_dml_types_h(tmp_path: Path) ->
                            cwd=tmp_path, capture_output=True, text=True, check=False)  # fmt: skip
     assert build.returncode == 0, build.stderr
     assert subprocess.run([str(tmp_path / "all_kinds")], check=False).returncode == 0
+
+
+def test_emit_operators_writes_a_header_for_every_field_kind_that_compiles(tmp_path: Path) -> None:
+    from dmlpy.interop.cpp import emit_operators  # noqa: PLC0415
+
+    (tmp_path / "descs.h").write_text(emit_operators(_descs()), encoding="utf-8")
+    calls = " && ".join(f"dmlpy_{name}()->Desc != nullptr" for name in _descs())
+    (tmp_path / "main.cpp").write_text(f'#include "descs.h"\nint main() {{ return ({calls}) ? 0 : 1; }}\n', encoding="utf-8")
+    build = subprocess.run([GXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-DDMLPY_TYPES_ONLY", f"-I{dmlpy.get_include()}", "main.cpp", "-o", "main"],  # type: ignore[list-item]
+                           cwd=tmp_path, capture_output=True, text=True, check=False)  # fmt: skip
+    assert build.returncode == 0, build.stderr
+    assert subprocess.run([str(tmp_path / "main")], check=False).returncode == 0

@@ -61,7 +61,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError, DmlWarning, Finding
 from dmlpy.rules import rule
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, operator_desc, spec_for_desc
-from dmlpy.structs import FieldError, Kind, kind_of, normalized
+from dmlpy.structs import FieldError, Kind, is_struct, kind_of, normalized
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, calc_buffer_tensor_size, numpy_dtype
 
 SCHEMA = "./_schema.json"
@@ -210,6 +210,9 @@ def desc_to_json(desc: Any, *, fused: bool = False) -> dict[str, Any]:
     DxDispatch sets them to NULL whatever the JSON says.
     """
     name = type(desc).__name__
+    if is_struct(desc) and not json_readable(type(desc)):
+        msg = f"dmlpy cannot write {name} as DxDispatch JSON yet (its desc has fields of kinds {', '.join(sorted(_unreadable_kinds(type(desc))))})"
+        raise ValueError(msg)
     desc = _normalized_or_raw(desc, name)
     out: dict[str, Any] = {}
     for f in dataclasses.fields(desc):
