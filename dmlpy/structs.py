@@ -307,9 +307,7 @@ def _normalize_operator(value: Any, path: str) -> Any:
 
 def counted_arrays(desc_type: type, count: str) -> list[str]:
     """The array fields whose length the count field ``count`` gives."""
-    fields = dataclasses.fields(desc_type)
-    first_count = next((f.name for f in fields if kind_of(f) is Kind.DIMENSION_COUNT), None)
-    return [f.name for f in fields if kind_of(f) in ARRAY_KINDS and (f.metadata.get("length") or first_count) == count]
+    return [f.name for f in dataclasses.fields(desc_type) if kind_of(f) in ARRAY_KINDS and f.metadata.get("length") == count]
 
 
 def _derive_dimension_count(desc: Any, path: str) -> None:

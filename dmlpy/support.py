@@ -19,8 +19,6 @@ from dmlpy.enums import DML_OPERATOR_TYPE as OP
 from dmlpy.enums import DML_TENSOR_DATA_TYPE as DT
 
 SUPPORT_DIR = Path(__file__).resolve().parent / "data" / "support"
-FLOATS = (DT.FLOAT32, DT.FLOAT16)
-INTEGERS_8_16_32 = (DT.UINT32, DT.UINT16, DT.UINT8, DT.INT32, DT.INT16, DT.INT8)
 SIXTY_FOUR_BIT = (DT.FLOAT64, DT.UINT64, DT.INT64)
 
 
@@ -196,8 +194,6 @@ def max_dimension_count(feature_level: FL) -> int:
 
 
 __all__ = [
-    "FLOATS",
-    "INTEGERS_8_16_32",
     "OPERATORS",
     "SIXTY_FOUR_BIT",
     "Constraint",

@@ -147,8 +147,8 @@ class DML_BUFFER_TENSOR_DESC(CStruct):  # noqa: N801 - the C name
     DataType: DT | int = c_field(Kind.ENUM, DT.UNKNOWN, enum_type=DT)
     Flags: DML_TENSOR_FLAGS | int = c_field(Kind.FLAGS, DML_TENSOR_FLAGS.NONE, enum_type=DML_TENSOR_FLAGS)
     DimensionCount: int | None = c_field(Kind.DIMENSION_COUNT)
-    Sizes: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
+    Sizes: Sequence[int] | None = c_field(Kind.UINT_ARRAY, length="DimensionCount")
+    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY, length="DimensionCount", optional=True)
     TotalTensorSizeInBytes: int = c_field(Kind.UINT64)
     GuaranteedBaseOffsetAlignment: int = c_field(Kind.UINT)
 
