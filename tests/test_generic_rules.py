@@ -165,3 +165,20 @@ def test_a_family_operator_gets_its_own_rule_not_the_generic_duplicate() -> None
     desc = DML_AVERAGE_POOLING_OPERATOR_DESC(buffer_tensor(F32, (1, 1, 4, 4)), buffer_tensor(F32, (1, 1, 3, 3)), 2, [1, 1], [2, 2], [0, 0], [0])
     ids = rule_ids(dmlpy.validate(desc))
     assert "POOLING.ARRAY_LENGTH" in ids and "FIELD.ARRAY_LENGTH" not in ids
+
+
+def test_support_data_under_the_scatter_alias_reaches_scatter_elements(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dmlpy import operators  # noqa: PLC0415
+
+    row = {"kind": "input", "dims": [1, 8], "types": ["FLOAT32"]}
+    entry = {"DML_OPERATOR_SCATTER": {"page": "p", "support": {"3.0": {"InputTensor": row}}}}
+    (tmp_path / "data_movement.json").write_text(json.dumps(entry), encoding="utf-8")
+    monkeypatch.setattr(operators, "load_support", lambda: load_support(tmp_path))
+    before = dict(REGISTRY)
+    try:
+        operators._register_every_operator()
+        tables = REGISTRY[dmlpy.DML_OPERATOR_TYPE.SCATTER_ELEMENTS].support.tables
+        assert tables[FL.LEVEL_3_0]["InputTensor"].dimension_counts == (1, 8)
+    finally:
+        for spec in before.values():
+            operators.register(spec)

@@ -252,9 +252,10 @@ def support_data_problems(data: dict[str, SupportData]) -> list[str]:
 
 def _register_every_operator() -> None:
     """Every operator of DirectML.h, with the generic rules; family modules then add theirs."""
-    data = load_support()
+    # keyed by type, so the alias DML_OPERATOR_SCATTER finds DML_OPERATOR_SCATTER_ELEMENTS's entry
+    data = {DML_OPERATOR_TYPE[name.removeprefix("DML_OPERATOR_")]: entry for name, entry in load_support().items()}
     for facts in DESCS.values():
-        support = operator_support(facts, data.get(c_name(facts.operator_type)))
+        support = operator_support(facts, data.get(facts.operator_type))
         register(OperatorSpec(facts.operator_type, facts.desc_class, support, in_place=facts.in_place))
 
 
