@@ -50,6 +50,8 @@ from dmlpy.graph import (
     output_edge,
 )
 from dmlpy.operators import DML_OPERATOR_DESC, operator_desc
+from dmlpy.operators.descs import *  # noqa: F403 - every operator desc struct and helper struct, by design
+from dmlpy.operators.descs import __all__ as _desc_names
 from dmlpy.operators.activation import (
     DML_ACTIVATION_ELU_OPERATOR_DESC,
     DML_ACTIVATION_GELU_OPERATOR_DESC,
@@ -186,3 +188,4 @@ __all__ = [
     "validate",
     *_enum_names,
 ]
+__all__ += [name for name in _desc_names if name not in __all__]

@@ -12,13 +12,15 @@ Commands::
     dmlpy info                                   version, backend, operators, feature levels
     dmlpy rules [--markdown]                     every validation rule id
 
-``MODEL.json`` is a DxDispatch model (https://github.com/microsoft/DirectML/blob/master/DxDispatch/doc/Guide.md); ``MODEL.onnx`` goes through
-``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok, 1 validation errors (or a model
-DirectML would reject), 2 usage errors (bad arguments, unreadable inputs, output paths that
-cannot be written: one line on stderr). Findings and progress go where scripts expect them:
-results on stdout, progress and errors on stderr. ``run``, ``export-dxdispatch`` and ``emit-cpp``
-print the warnings (portability risks) DirectML's rules raise on the way as ``validate`` prints
-findings, once each, on stderr; ``--quiet`` silences them and the progress.
+``MODEL.json`` is a DxDispatch model (https://github.com/microsoft/DirectML/blob/master/DxDispatch/doc/Guide.md);
+``MODEL.onnx`` goes through ``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok,
+1 validation errors (a model DirectML would reject), 2 usage errors (bad arguments, unreadable
+inputs, output paths that cannot be written: one line on stderr), 3 valid, but an operator has no
+dmlpy kernel yet (``validate`` warns OPERATOR.NOT_EMULATED; ``run`` cannot run it: E_NOTIMPL).
+Findings and progress go where scripts expect them: results on stdout, progress and errors on
+stderr. ``run``, ``export-dxdispatch`` and ``emit-cpp`` print the warnings (portability risks)
+DirectML's rules raise on the way as ``validate`` prints findings, once each, on stderr;
+``--quiet`` silences them and the progress.
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ import numpy as np
 import dmlpy  # noqa: F401 - importing the package registers every operator family and its rules
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
 from dmlpy.backends import native_available, native_status
-from dmlpy.enums import DML_FEATURE_LEVEL, c_name
+from dmlpy.enums import DML_FEATURE_LEVEL, HRESULT, c_name
 from dmlpy.errors import DmlError, DmlWarning, Finding, Severity
 from dmlpy.interop.dxdispatch import DxDispatchFormatError
 from dmlpy.rules import REGISTRY, Rule
+from dmlpy.operators import NOT_EMULATED
 from dmlpy.support import OPERATORS
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOT_EMULATED = 0, 1, 2, 3
+EXIT_CODES = "exit codes: 0 ok, 1 invalid (DirectML would reject it), 2 usage error, 3 valid but not runnable by dmlpy yet (E_NOTIMPL)"
 FORMAT_RULE = "DXDISPATCH.FORMAT"  # declared in dmlpy.interop.dxdispatch: the file is not a model DxDispatch would parse
 
 
@@ -58,21 +62,32 @@ class UsageError(Exception):
 
 
 def _info(_: argparse.Namespace) -> int:
+    from dmlpy.operators import REGISTRY  # noqa: PLC0415
+
     print(f"dmlpy {__version__} (native ABI {NATIVE_ABI_VERSION})")
     backend = os.environ.get("DMLPY_BACKEND", "auto")
     chosen = ("native" if native_available() else "numpy") if backend == "auto" else backend
     print(f"backend: {chosen}" + (" (DMLPY_BACKEND)" if backend != "auto" else ""))
     print(f"native: {'available' if native_available() else 'unavailable'}: {native_status()}")
     print(f"headers: {dmlpy.get_include()}")
-    print("operators (feature level introduced; tensor support by level):")
-    for support in OPERATORS.values():
-        print(f"  {c_name(support.operator_type)} (FL {support.introduced.dotted})")
-        for level, table in support.tables.items():
-            rows = ", ".join(
-                f"{name} {row.ranks} {'/'.join(t.name for t in row.data_types)}"
-                for name, row in table.items()
-            )
-            print(f"    FL {level.dotted}: {rows}")
+    specs = list(REGISTRY.values())
+    emulated = [s for s in specs if s.emulated]
+    print(f"operators: {len(specs)} described and validated, {len(emulated)} run on NumPy, {sum(s.native for s in emulated)} native")
+    print("  validated: 'generic' = DirectML.h's field rules and the support tables; 'family' = and the family's own rules")
+    print("  runs: a kernel exists; without one CreateOperator warns OPERATOR.NOT_EMULATED and CompileOperator answers E_NOTIMPL")
+    by_family: dict[str, list[Any]] = {}
+    for spec in specs:
+        by_family.setdefault(spec.facts.family, []).append(spec)
+    header = f"  {'operator':56} {'FL':4} {'described':9} {'validated':9} {'numpy':5} {'native':6}"
+    for family in sorted(by_family):
+        print(f"{family} ({len(by_family[family])}):")
+        print(header)
+        for spec in by_family[family]:
+            validated = "family" if spec.check.__name__ != "no_family_rules" else "generic"
+            numpy_runs = "yes" if spec.emulated else "-"
+            native_runs = "yes" if spec.emulated and spec.native else "-"
+            name = c_name(spec.operator_type)
+            print(f"  {name:56} {spec.support.introduced.dotted:4} {'yes':9} {validated:9} {numpy_runs:5} {native_runs}".rstrip())
     return EXIT_OK
 
 
@@ -98,17 +113,32 @@ def render_rules_markdown() -> str:
             lines.append(f"| `{declared.id}` | {declared.severity.value} | {declared.statement} | {declared.source} |")
         lines.append("")
     lines += ["## Tensor support by operator and feature level", ""]
+    lines += ["From `dmlpy/data/support/<family>.json`. Operators not listed here have no support data yet:", "their tensors get the generic tensor rules only.", ""]
     for support in OPERATORS.values():
+        if not support.tables and not support.tables_by_function:
+            continue
         lines += [f"### {c_name(support.operator_type)} ({support.operator_type.value}), from FL {support.introduced.dotted}", ""]
-        lines += ["| feature level | tensor | kind | dimensions | data types |", "|---|---|---|---|---|"]
         kinds = {slot.name: slot.kind + (" (optional)" if slot.optional else "") for slot in support.slots}
-        for level, table in support.tables.items():
-            for name, row in table.items():
-                low, high = row.dimension_counts
-                dims = f"{low}" if low == high else f"{low} to {high}"
-                types = ", ".join(t.name for t in row.data_types)
-                lines.append(f"| {level.dotted} | {name} | {kinds.get(name, '')} | {dims} | {types} |")
-        lines.append("")
+        groups = [("", support.tables)] if support.tables else []
+        groups += [(f"Function {', '.join(names)}: ", tables) for names, tables in support.tables_by_function.items()]
+        for heading, tables in groups:
+            if heading:
+                lines += [heading.rstrip(": ") + ":", ""]
+            lines += ["| feature level | tensor | kind | dimensions | data types |", "|---|---|---|---|---|"]
+            for level, table in tables.items():
+                for name, row in table.items():
+                    low, high = row.dimension_counts
+                    dims = f"{low}" if low == high else f"{low} to {high}"
+                    types = "not stated by the page" if row.data_types is None else ", ".join(t.name for t in row.data_types)
+                    lines.append(f"| {level.dotted} | {name} | {kinds.get(name, '')} | {dims} | {types} |")
+            lines.append("")
+        for constraint in support.constraints:
+            lines.append(f"- {', '.join(constraint.tensors)}: same {', '.join(constraint.same)}")
+        lines += [f"- {text}" for text in support.other]
+        if support.constraints or support.other:
+            lines.append("")
+    missing = [c_name(s.operator_type) for s in OPERATORS.values() if not s.tables and not s.tables_by_function]
+    lines += [f"No support data yet ({len(missing)}): " + ", ".join(f"`{name}`" for name in missing), ""]
     return "\n".join(lines)
 
 
@@ -301,14 +331,18 @@ def _validate(args: argparse.Namespace) -> int:
         report = _onnx().validate(str(path), feature_level=args.feature_level)  # an unparsable file is a finding too
         located = [("", f) for f in report.findings]
     findings = [f for _, f in located]
-    failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
+    not_emulated = [f for f in findings if f.rule == NOT_EMULATED.id]
+    # --strict fails on warnings about the model; "no kernel yet" is dmlpy's gap, with its own exit code
+    failing = [f for f in findings if f.severity is Severity.ERROR or (args.strict and f.rule != NOT_EMULATED.id)]
     if args.json:
         print(json.dumps([{**f.as_dict(), **({"where": w} if w else {})} for w, f in located], indent=2))
     else:
         _print_findings(located)
-        verdict = "invalid" if failing else "valid"
+        verdict = "invalid" if failing else ("valid, but dmlpy cannot run it yet" if not_emulated else "valid")
         print(f"{path}: {verdict} at DML_FEATURE_LEVEL_{args.feature_level.dotted.replace('.', '_')} ({_summary(findings)})")
-    return EXIT_INVALID if failing else EXIT_OK
+    if failing:
+        return EXIT_INVALID
+    return EXIT_NOT_EMULATED if not_emulated else EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,7 +456,7 @@ def _run(args: argparse.Namespace) -> int:
         shown = _run_json(args, path, progress) if kind == "json" else _run_onnx(args, path, progress)
     except DmlError as error:
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_INVALID
+        return EXIT_NOT_EMULATED if error.hresult == HRESULT.E_NOTIMPL else EXIT_INVALID
     for name, array in shown.items():
         print(_describe(name, array, args.full))
         if args.output_dir is not None:
@@ -564,12 +598,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dmlpy", description="DirectML descriptors, validated and run anywhere.")
+    parser = _Parser(prog="dmlpy", description="DirectML descriptors, validated and run anywhere.", epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"dmlpy {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def model_command(name: str, help_text: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub = commands.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES)
         sub.add_argument("model", help="a DxDispatch model (.json) or an ONNX model (.onnx)")
         sub.add_argument("--feature-level", type=_feature_level, default=DML_FEATURE_LEVEL.LEVEL_6_4, metavar="FL", help="the device's feature level: 6.4 (default), 6.2, 5.1, ...")
         sub.set_defaults(handler=handler)
@@ -584,7 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--quiet", action="store_true", help="never show progress or warnings")
         sub.set_defaults(reports_warnings=True)
 
-    validate = model_command("validate", "report every finding for a model; exit 1 if any is an error", _validate)
+    validate = model_command("validate", "report every finding for a model; exit 1 if any is an error, 3 if valid but not runnable by dmlpy yet", _validate)
     validate.add_argument("--json", action="store_true", help="print the findings as a JSON list of objects (rule, severity, path, expected, actual, message)")
     validate.add_argument("--strict", action="store_true", help="warnings fail validation too")
     validate.add_argument("--no-bindings", action="store_true", help="DxDispatch models: check the descs only, not the dispatch bindings")
@@ -613,7 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     include = commands.add_parser("include", help="print the directory holding dmlpy/dml_types.h and dmlpy/dmlpy.h (for -I)")
     include.set_defaults(handler=_include)
-    info = commands.add_parser("info", help="version, backend, supported operators and feature levels")
+    info = commands.add_parser("info", help="version, backend, and every operator: described, validated, runs (NumPy / native)")
     info.set_defaults(handler=_info)
     rules = commands.add_parser("rules", help="every validation rule id, its severity and statement")
     rules.add_argument("--markdown", action="store_true", help="print docs/rules.md")
@@ -622,7 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns the exit code (0 ok, 1 validation errors, 2 usage errors)."""
+    """Run one command; returns the exit code (0 ok, 1 validation errors, 2 usage errors, 3 valid but not emulated)."""
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "reports_warnings", False):

@@ -44,7 +44,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity, int_argument
 from dmlpy.execution import NOT_INITIALIZED, CommandList, CommandRecorder, execute_command_list
 from dmlpy.graph import DML_GRAPH_DESC, CompiledGraph, compile_graph, plan_graph
-from dmlpy.operators import OperatorSpec, check_operator, operator_desc
+from dmlpy.operators import NOT_EMULATED, OperatorSpec, binding_slots, check_operator, operator_desc, tensor_at
 from dmlpy.rules import Checker, rule
 from dmlpy.structs import FieldError
 from dmlpy.support import data_type_supported
@@ -104,7 +104,8 @@ class Operator:
         self._spec = spec
         self._desc = copy.deepcopy(desc)
         self._warnings = [f for f in findings if f.severity is Severity.WARNING]
-        self._prepared = device.backend.prepare(spec, self._desc)
+        # lowered once, here; an operator no kernel runs is never lowered (CompileOperator answers E_NOTIMPL)
+        self._prepared = None if self.not_emulated else device.backend.prepare(spec, self._desc)
 
     @property
     def device(self) -> Device:
@@ -127,8 +128,21 @@ class Operator:
         return c_name(self._spec.operator_type)
 
     def tensor(self, slot_name: str) -> DML_BUFFER_TENSOR_DESC | None:
-        tensor = getattr(self._desc, slot_name)
+        """The buffer desc of a binding slot (``OutputTensor``, or ``InputTensors[1]`` of a tensor array), as a copy."""
+        tensor = tensor_at(self._desc, slot_name)
         return None if tensor is None else copy.deepcopy(tensor.buffer)
+
+    def slots(self, role: str) -> list[Slot]:
+        """The binding slots of ``role`` ("input" or "output") in binding order, tensor arrays flattened; copies."""
+        return [
+            Slot(name, None if tensor is None else copy.deepcopy(tensor.buffer), optional, role == "input" and is_owned_by_dml(tensor))
+            for name, tensor, optional in binding_slots(self._spec, self._desc, role)
+        ]
+
+    @property
+    def not_emulated(self) -> list[Finding]:
+        """The OPERATOR.NOT_EMULATED findings: no kernel runs this operator (or its fused activation) yet."""
+        return [f for f in self._warnings if f.rule == NOT_EMULATED.id]
 
 
 class CompiledOperator:
@@ -145,10 +159,8 @@ class CompiledOperator:
         self._execution_flags = DML_EXECUTION_FLAGS(flags)
         self._initialized = False
         self._prepared = operator._prepared  # noqa: SLF001 - lowered once, at CreateOperator
-        desc = operator._desc  # noqa: SLF001
-        spec = operator._spec  # noqa: SLF001
-        self._inputs = [Slot(s.name, operator.tensor(s.name), s.optional, is_owned_by_dml(getattr(desc, s.name))) for s in spec.support.inputs]
-        self._outputs = [Slot(s.name, operator.tensor(s.name), s.optional) for s in spec.support.outputs]
+        self._inputs = operator.slots("input")
+        self._outputs = operator.slots("output")
         # persistent layout: each owned input at a 256-byte-aligned offset
         self._persistent_offsets: dict[str, int] = {}
         size = 0
@@ -414,7 +426,8 @@ class Device:
         self.check_alive()
         ctx = Checker(self.feature_level)
         normalized = check_operator(ctx, desc)
-        errors = [f for f in ctx.findings if f.severity is Severity.ERROR or self.strict]
+        # strict turns warnings about the desc into errors; "no kernel yet" is not about the desc
+        errors = [f for f in ctx.findings if f.severity is Severity.ERROR or (self.strict and f.rule != NOT_EMULATED.id)]
         if errors or normalized is None:
             raise DmlError(HRESULT.E_INVALIDARG, errors, f"CreateOperator rejected the desc ({len(errors)} error{'s' * (len(errors) != 1)})")
         for finding in ctx.findings:
@@ -422,8 +435,10 @@ class Device:
         return Operator(self, _spec_of(desc), normalized, ctx.findings)
 
     def compile_operator(self, operator: Operator, flags: DML_EXECUTION_FLAGS | int = DML_EXECUTION_FLAGS.NONE) -> CompiledOperator:
-        """IDMLDevice::CompileOperator."""
+        """IDMLDevice::CompileOperator; E_NOTIMPL for a valid operator no kernel runs yet."""
         self.check_own(operator, "CompileOperator", Operator)
+        if operator.not_emulated:
+            raise DmlError(HRESULT.E_NOTIMPL, operator.not_emulated, f"CompileOperator: dmlpy validates {operator.name} but cannot run it yet")
         return CompiledOperator(operator, DML_EXECUTION_FLAGS(flags))
 
     def owns_operator(self, operator: Any) -> bool:

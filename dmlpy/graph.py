@@ -11,6 +11,7 @@ GraphOutputIndex. ``Device.compile_graph`` calls it; this module never imports t
 from __future__ import annotations
 
 import copy
+import dataclasses
 import heapq
 import itertools
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError
 from dmlpy.execution import NOT_INITIALIZED
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, is_owned_by_dml
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 # ---------------------------------------------------------------------------------------
 # The structs (reference 5.4)
@@ -378,9 +379,7 @@ def _check_nodes(ctx: Checker, desc: DML_GRAPH_DESC, device: Any) -> list[NodeIn
             if not ctx.check(ok, NODE_OPERATOR, f"{path}.Operator", actual=type(op).__name__, expected="an IDMLOperator from this device's CreateOperator"):
                 continue
             label = f"{label} {op.name}"
-            ins = [Slot(s.name, op.tensor(s.name), s.optional, is_owned_by_dml(getattr(op.desc, s.name))) for s in op.spec.support.inputs]
-            outs = [Slot(s.name, op.tensor(s.name), s.optional) for s in op.spec.support.outputs]
-            nodes.append(NodeInfo(i, label, op, None, ins, outs))
+            nodes.append(NodeInfo(i, label, op, None, op.slots("input"), op.slots("output")))
         elif node_type == DML_GRAPH_NODE_TYPE.CONSTANT and isinstance(inner, DML_CONSTANT_DATA_GRAPH_NODE_DESC):
             if not ctx.check(ctx.feature_level >= DML_FEATURE_LEVEL.LEVEL_6_2, NODE_TYPE, f"{path}.Type", actual="DML_GRAPH_NODE_TYPE_CONSTANT", expected="DML_GRAPH_NODE_TYPE_OPERATOR",
                              message=f"is CONSTANT, which needs DML_FEATURE_LEVEL_6_2; the device targets {ctx.feature_level.dotted}"):  # fmt: skip
@@ -703,8 +702,18 @@ def _copier(source: np.ndarray | None, target: np.ndarray | None, tensor: DML_BU
 
 
 def compile_graph(device: Any, ctx: Checker, desc: DML_GRAPH_DESC, flags: DML_EXECUTION_FLAGS) -> CompiledGraph | None:
+    """The compiled graph, None when a graph rule fails; E_NOTIMPL when a valid graph has a node no kernel runs."""
     plan = plan_graph(ctx, desc, device)
-    return None if plan is None else CompiledGraph(device, plan, flags)
+    if plan is None:
+        return None
+    not_emulated = [
+        dataclasses.replace(finding, path=f"DML_GRAPH_DESC.{node.label}")
+        for node in plan.nodes if node.operator is not None
+        for finding in node.operator.not_emulated
+    ]  # fmt: skip
+    if not_emulated:
+        raise DmlError(HRESULT.E_NOTIMPL, not_emulated, "CompileGraph: the graph is valid, but dmlpy cannot run every node yet")
+    return CompiledGraph(device, plan, flags)
 
 
 __all__ = [

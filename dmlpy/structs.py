@@ -11,16 +11,22 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import math
 import numbers
+from struct import error as StructError  # noqa: N812 - struct's name for it
+from struct import pack as _pack
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from dmlpy.enums import c_name
+from dmlpy.enums import DML_FEATURE_LEVEL, c_name
 from dmlpy.errors import Finding
 from dmlpy.rules import Rule, rule
 
 UINT_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
+INT_MIN = -(2**31)
+INT_MAX = 2**31 - 1
 
 FIELD_TYPE = rule(
     "FIELD.TYPE",
@@ -41,25 +47,56 @@ FIELD_DIMENSION_COUNT = rule(
 
 class Kind(enum.Enum):
     TENSOR = "const DML_TENSOR_DESC*"
+    TENSOR_ARRAY = "const DML_TENSOR_DESC* (array)"
     OPERATOR = "const DML_OPERATOR_DESC*"
+    OPERATOR_ARRAY = "const DML_OPERATOR_DESC* (array)"
     UINT = "UINT"
+    INT = "INT"
     UINT64 = "UINT64"
     UINT_ARRAY = "const UINT*"
+    INT_ARRAY = "const INT*"
+    FLOAT_ARRAY = "const FLOAT*"
     BOOL = "BOOL"
     FLOAT = "FLOAT"
     ENUM = "enum"
     FLAGS = "flags"
+    STRUCT = "struct"  # a helper struct held by value (DML_SIZE_2D)
+    STRUCT_POINTER = "const struct*"  # an optional helper struct (const DML_SCALE_BIAS*)
+    SCALAR_UNION = "DML_SCALAR_UNION"
     DESC_POINTER = "const void*"  # the struct a Type tag selects
-    DIMENSION_COUNT = "UINT (DimensionCount)"
+    # a UINT that gives the length of arrays (DimensionCount, AxisCount, InputCount, ...); None = derive it
+    DIMENSION_COUNT = "UINT (array length)"
 
 
-def c_field(kind: Kind, default: Any = None, *, enum_type: type[enum.Enum] | None = None) -> Any:
-    """A dataclass field that knows its C kind. Defaults are C's zero values."""
-    if default is None and kind in (Kind.UINT, Kind.UINT64, Kind.BOOL):
+ARRAY_KINDS = frozenset({Kind.UINT_ARRAY, Kind.INT_ARRAY, Kind.FLOAT_ARRAY, Kind.TENSOR_ARRAY, Kind.OPERATOR_ARRAY})
+POINTER_KINDS = ARRAY_KINDS | {Kind.TENSOR, Kind.OPERATOR, Kind.STRUCT_POINTER, Kind.DESC_POINTER}
+
+
+def c_field(
+    kind: Kind,
+    default: Any = None,
+    *,
+    enum_type: type[enum.Enum] | None = None,
+    struct: type | None = None,
+    length: str | None = None,
+    optional: bool = False,
+    role: str | None = None,
+) -> Any:
+    """A dataclass field that knows its C kind. Defaults are C's zero values.
+
+    ``struct`` is the helper struct a STRUCT or STRUCT_POINTER field holds, ``length`` the count
+    field that sizes an array (``_Field_size_``), ``optional`` whether a pointer may be NULL, and
+    ``role`` "input" or "output" for a tensor field.
+    """
+    metadata = {"kind": kind, "enum": enum_type, "struct": struct, "length": length, "optional": optional, "role": role}
+    if default is None and kind in (Kind.UINT, Kind.INT, Kind.UINT64, Kind.BOOL):
         default = 0
     if default is None and kind is Kind.FLOAT:
         default = 0.0
-    return dataclasses.field(default=default, metadata={"kind": kind, "enum": enum_type})
+    if default is None and kind in (Kind.STRUCT, Kind.SCALAR_UNION):
+        factory = struct if struct is not None else DML_SCALAR_UNION
+        return dataclasses.field(default_factory=factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 def kind_of(field: dataclasses.Field[Any]) -> Kind:
@@ -90,12 +127,39 @@ def to_uint(value: Any, path: str, limit: int = UINT_MAX) -> int:
     return as_int
 
 
+def to_int(value: Any, path: str, low: int = INT_MIN, high: int = INT_MAX) -> int:
+    if isinstance(value, enum.Enum) and not isinstance(value, int):
+        raise _field_error(FIELD_TYPE, path, "an integer", value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise _field_error(FIELD_TYPE, path, "an integer", value)
+    as_int = int(value)
+    if not low <= as_int <= high:
+        raise _field_error(FIELD_RANGE, path, f"{low} <= value <= {high}", as_int)
+    return as_int
+
+
+def _sequence(value: Any, path: str, what: str) -> Sequence[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, _ndarray_type())):
+        raise _field_error(FIELD_TYPE, path, f"a sequence of {what} or None", value)
+    return value  # type: ignore[no-any-return]
+
+
 def to_uint_array(value: Any, path: str) -> tuple[int, ...] | None:
     if value is None:
         return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, _ndarray_type())):
-        raise _field_error(FIELD_TYPE, path, "a sequence of unsigned integers or None", value)
-    return tuple(to_uint(v, f"{path}[{i}]") for i, v in enumerate(value))
+    return tuple(to_uint(v, f"{path}[{i}]") for i, v in enumerate(_sequence(value, path, "unsigned integers")))
+
+
+def to_int_array(value: Any, path: str) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    return tuple(to_int(v, f"{path}[{i}]") for i, v in enumerate(_sequence(value, path, "integers")))
+
+
+def to_float_array(value: Any, path: str) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    return tuple(to_float(v, f"{path}[{i}]") for i, v in enumerate(_sequence(value, path, "FLOATs")))
 
 
 def _ndarray_type() -> type:
@@ -161,10 +225,32 @@ def normalized(desc: Any, path: str) -> Any:
     return result
 
 
-def _normalize_field(f: dataclasses.Field[Any], value: Any, path: str) -> Any:  # noqa: PLR0911
+def _normalize_field(f: dataclasses.Field[Any], value: Any, path: str) -> Any:  # noqa: C901, PLR0911
     kind = kind_of(f)
     if kind is Kind.UINT:
         return to_uint(value, path)
+    if kind is Kind.INT:
+        return to_int(value, path)
+    if kind is Kind.INT_ARRAY:
+        return to_int_array(value, path)
+    if kind is Kind.FLOAT_ARRAY:
+        return to_float_array(value, path)
+    if kind is Kind.TENSOR_ARRAY:
+        # a C array of DML_TENSOR_DESC structs: no element can be NULL
+        return None if value is None else tuple(_normalize_array_tensor(v, f"{path}[{i}]") for i, v in enumerate(_sequence(value, path, "DML_TENSOR_DESCs")))
+    if kind is Kind.OPERATOR_ARRAY:
+        return None if value is None else tuple(_normalize_array_operator(v, f"{path}[{i}]") for i, v in enumerate(_sequence(value, path, "DML_OPERATOR_DESCs")))
+    if kind in (Kind.STRUCT, Kind.STRUCT_POINTER):
+        if value is None and kind is Kind.STRUCT_POINTER:
+            return None
+        struct = f.metadata["struct"]
+        if not isinstance(value, struct):
+            raise _field_error(FIELD_TYPE, path, f"a {struct.__name__}" + (" or None" if kind is Kind.STRUCT_POINTER else ""), value)
+        return normalized(value, path)
+    if kind is Kind.SCALAR_UNION:
+        if not isinstance(value, DML_SCALAR_UNION):
+            raise _field_error(FIELD_TYPE, path, "a DML_SCALAR_UNION (set one member, e.g. DML_SCALAR_UNION(Float32=1.0))", value)
+        return value.checked(path)
     if kind is Kind.UINT64:
         return to_uint(value, path, UINT64_MAX)
     if kind is Kind.DIMENSION_COUNT:
@@ -199,6 +285,18 @@ def _normalize_tensor(value: Any, path: str) -> Any:
     return normalized(value, path)
 
 
+def _normalize_array_tensor(value: Any, path: str) -> Any:
+    if value is None:
+        raise _field_error(FIELD_TYPE, path, "a DML_TENSOR_DESC (an array element cannot be NULL)", value)
+    return _normalize_tensor(value, path)
+
+
+def _normalize_array_operator(value: Any, path: str) -> Any:
+    if value is None:
+        raise _field_error(FIELD_TYPE, path, "a DML_OPERATOR_DESC (an array element cannot be NULL)", value)
+    return _normalize_operator(value, path)
+
+
 def _normalize_operator(value: Any, path: str) -> Any:
     from dmlpy.operators import wrap_operator_desc  # noqa: PLC0415 - operators build on this module
 
@@ -207,24 +305,92 @@ def _normalize_operator(value: Any, path: str) -> Any:
     return normalized(wrap_operator_desc(value, path), path)
 
 
+def counted_arrays(desc_type: type, count: str) -> list[str]:
+    """The array fields whose length the count field ``count`` gives."""
+    return [f.name for f in dataclasses.fields(desc_type) if kind_of(f) in ARRAY_KINDS and f.metadata.get("length") == count]
+
+
 def _derive_dimension_count(desc: Any, path: str) -> None:
-    """Fill ``DimensionCount=None`` from the arrays it counts (DESIGN section 3)."""
-    fields = dataclasses.fields(desc)
-    counted = [f for f in fields if kind_of(f) is Kind.DIMENSION_COUNT]
-    if not counted or getattr(desc, counted[0].name) is not None:
-        return
-    lengths = [len(getattr(desc, f.name)) for f in fields if kind_of(f) is Kind.UINT_ARRAY and getattr(desc, f.name) is not None]
-    if not lengths:
-        finding = Finding(
-            FIELD_DIMENSION_COUNT.id,
-            FIELD_DIMENSION_COUNT.severity,
-            f"{path}.{counted[0].name}",
-            "an explicit count, or arrays to derive it from",
-            None,
-            "is None and every array it counts is NULL, so it cannot be derived",
-        )
-        raise FieldError(finding)
-    setattr(desc, counted[0].name, lengths[0])
+    """Fill a count left as ``None`` from the arrays it counts (the first one present)."""
+    for count in (f for f in dataclasses.fields(desc) if kind_of(f) is Kind.DIMENSION_COUNT):
+        if getattr(desc, count.name) is not None:
+            continue
+        lengths = [len(getattr(desc, name)) for name in counted_arrays(type(desc), count.name) if getattr(desc, name) is not None]
+        if not lengths:
+            finding = Finding(
+                FIELD_DIMENSION_COUNT.id,
+                FIELD_DIMENSION_COUNT.severity,
+                f"{path}.{count.name}",
+                "an explicit count, or arrays to derive it from",
+                None,
+                "is None and every array it counts is NULL, so it cannot be derived",
+            )
+            raise FieldError(finding)
+        setattr(desc, count.name, lengths[0])
+
+
+# ---------------------------------------------------------------------------------------
+# DML_SCALAR_UNION
+
+# member -> (struct format, low, high); Bytes is the raw 8 bytes
+_SCALAR_MEMBERS: dict[str, tuple[str, float, float]] = {
+    "Int8": ("<b", -(2**7), 2**7 - 1), "UInt8": ("<B", 0, 2**8 - 1),
+    "Int16": ("<h", -(2**15), 2**15 - 1), "UInt16": ("<H", 0, 2**16 - 1),
+    "Int32": ("<i", -(2**31), 2**31 - 1), "UInt32": ("<I", 0, 2**32 - 1),
+    "Int64": ("<q", -(2**63), 2**63 - 1), "UInt64": ("<Q", 0, 2**64 - 1),
+    "Float32": ("<f", -math.inf, math.inf), "Float64": ("<d", -math.inf, math.inf),
+}  # fmt: skip
+
+
+@dataclass
+class DML_SCALAR_UNION:  # noqa: N801 - the C name
+    """DirectML's 8-byte scalar: set the one member the paired DataType field names.
+
+    No member set is C's zero (all eight bytes 0). ``to_bytes()`` is the union's memory.
+    """
+
+    Bytes: bytes | None = None
+    Int8: int | None = None
+    UInt8: int | None = None
+    Int16: int | None = None
+    UInt16: int | None = None
+    Int32: int | None = None
+    UInt32: int | None = None
+    Int64: int | None = None
+    UInt64: int | None = None
+    Float32: float | None = None
+    Float64: float | None = None
+
+    def members(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+
+    def checked(self, path: str) -> DML_SCALAR_UNION:
+        """A copy whose one member fits its C type; raises FieldError otherwise."""
+        members = self.members()
+        if len(members) > 1:
+            raise _field_error(FIELD_TYPE, path, "one member set (a union holds one value)", f"{len(members)} members: {', '.join(members)}")
+        if not members:
+            return DML_SCALAR_UNION()
+        (name, value), = members.items()
+        member_path = f"{path}.{name}"
+        if name == "Bytes":
+            if not isinstance(value, (bytes, bytearray)) or len(value) != 8:
+                raise _field_error(FIELD_TYPE, member_path, "8 bytes", value)
+            return DML_SCALAR_UNION(Bytes=bytes(value))
+        _, low, high = _SCALAR_MEMBERS[name]
+        if name.startswith("Float"):
+            return DML_SCALAR_UNION(**{name: to_float(value, member_path)})
+        return DML_SCALAR_UNION(**{name: to_int(value, member_path, int(low), int(high))})
+
+    def to_bytes(self) -> bytes:
+        members = self.members()
+        if not members:
+            return bytes(8)
+        (name, value), = members.items()
+        if name == "Bytes":
+            return bytes(value)
+        packed = _pack(_SCALAR_MEMBERS[name][0], value)
+        return packed + bytes(8 - len(packed))
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,11 +404,17 @@ def to_cpp(desc: Any, name: str = "desc", storage: str = "const") -> str:
     result must outlive the call).
     """
     lines: list[str] = []
+    refused: FieldError | None = None
     try:  # print what DirectML would receive: DimensionCount derived, bare buffer descs wrapped
         desc = normalized(desc, type(desc).__name__)
-    except FieldError:
-        pass  # a desc C could not hold still prints as far as it goes
-    _emit_struct(desc, name, lines, storage)
+    except FieldError as error:
+        refused = error  # a desc C could not hold still prints as far as it goes
+    try:
+        _emit_struct(desc, name, lines, storage)
+    except (TypeError, ValueError, OverflowError, AttributeError, StructError):
+        if refused is None:
+            raise
+        return f"// {type(desc).__name__} has no C++ form: {refused.finding}"
     return "\n".join(lines)
 
 
@@ -250,18 +422,29 @@ def _cpp_value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str]
     kind = kind_of(f)
     if value is None:
         return "nullptr"
-    if kind is Kind.UINT_ARRAY:
-        lines.append(f"{storage} UINT {var}[] = {{{', '.join(str(v) for v in value)}}};")
+    if kind in (Kind.UINT_ARRAY, Kind.INT_ARRAY):
+        lines.append(f"{storage} {'UINT' if kind is Kind.UINT_ARRAY else 'INT'} {var}[] = {{{', '.join(str(v) for v in value)}}};")
         return var
-    if kind in (Kind.TENSOR, Kind.OPERATOR, Kind.DESC_POINTER):
+    if kind is Kind.FLOAT_ARRAY:
+        lines.append(f"{storage} FLOAT {var}[] = {{{', '.join(_cpp_float(v) for v in value)}}};")
+        return var
+    if kind in (Kind.TENSOR_ARRAY, Kind.OPERATOR_ARRAY):
+        for i, element in enumerate(value):
+            _emit_struct(element, f"{var}_{i}", lines, storage)
+        element_type = "DML_TENSOR_DESC" if kind is Kind.TENSOR_ARRAY else "DML_OPERATOR_DESC"
+        lines.append(f"{storage} {element_type} {var}[] = {{{', '.join(f'{var}_{i}' for i in range(len(value)))}}};")
+        return var
+    if kind in (Kind.TENSOR, Kind.OPERATOR, Kind.DESC_POINTER, Kind.STRUCT_POINTER):
         _emit_struct(value, var, lines, storage)
         return f"&{var}"
+    if kind is Kind.STRUCT:
+        return "{" + ", ".join(_cpp_value(g, getattr(value, g.name), f"{var}_{g.name}", lines, storage) for g in dataclasses.fields(value)) + "}"
+    if kind is Kind.SCALAR_UNION:  # through the first member, Bytes: exact for every member
+        return "{{" + ", ".join(f"0x{b:02x}" for b in value.to_bytes()) + "}}"
     if kind is Kind.BOOL:
         return "TRUE" if value else "FALSE"
     if kind is Kind.FLOAT:
-        if value != value or value in (float("inf"), float("-inf")):  # NaN and infinities have no literal
-            return "NAN" if value != value else ("INFINITY" if value > 0 else "-INFINITY")
-        return f"{float(value)!r}f"
+        return _cpp_float(value)
     if kind is Kind.UINT64:
         return f"{value}ull"
     if kind is Kind.FLAGS and isinstance(value, enum.Flag) and value.value != 0:
@@ -271,10 +454,33 @@ def _cpp_value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str]
     return str(int(value))
 
 
+def _cpp_float(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):  # NaN and infinities have no literal
+        return "NAN" if value != value else ("INFINITY" if value > 0 else "-INFINITY")
+    return f"{float(value)!r}f"
+
+
 def _emit_struct(desc: Any, var: str, lines: list[str], storage: str) -> None:
     struct_name = type(desc).__name__
     values = [_cpp_value(f, getattr(desc, f.name), f"{var}_{f.name}", lines, storage) for f in dataclasses.fields(desc)]
     lines.append(f"{storage} {struct_name} {var} = {{{', '.join(values)}}};")
+
+
+@dataclass(frozen=True)
+class OperatorFacts:
+    """What DirectML.h and DirectML's operator schema say about one operator type."""
+
+    operator_type: Any  # DML_OPERATOR_TYPE
+    desc_class: type
+    family: str  # the module of dmlpy.operators that holds its rules
+    introduced: DML_FEATURE_LEVEL
+    in_place: bool  # DML_SCHEMA_OPERATOR_SUPPORT_FLAG_IN_PLACE_EXECUTION
+    in_schema: bool  # False: newer than the schema the facts came from (roles inferred from names)
+    summary: str
+
+    @property
+    def page(self) -> str:
+        return f"https://learn.microsoft.com/windows/win32/api/directml/ns-directml-{self.desc_class.__name__.lower()}"
 
 
 class CStruct:
@@ -288,7 +494,11 @@ class CStruct:
 
 
 __all__ = [
+    "ARRAY_KINDS",
+    "DML_SCALAR_UNION",
+    "POINTER_KINDS",
     "CStruct",
+    "OperatorFacts",
     "FieldError",
     "Kind",
     "c_field",

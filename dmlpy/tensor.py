@@ -257,8 +257,8 @@ class DML_BUFFER_TENSOR_DESC(CStruct):  # noqa: N801 - the C name
     DataType: DT | int = c_field(Kind.ENUM, DT.UNKNOWN, enum_type=DT)
     Flags: DML_TENSOR_FLAGS | int = c_field(Kind.FLAGS, DML_TENSOR_FLAGS.NONE, enum_type=DML_TENSOR_FLAGS)
     DimensionCount: int | None = c_field(Kind.DIMENSION_COUNT)
-    Sizes: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
+    Sizes: Sequence[int] | None = c_field(Kind.UINT_ARRAY, length="DimensionCount")
+    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY, length="DimensionCount", optional=True)
     TotalTensorSizeInBytes: int = c_field(Kind.UINT64)
     GuaranteedBaseOffsetAlignment: int = c_field(Kind.UINT)
 
@@ -369,7 +369,7 @@ def check_tensor(  # noqa: C901, PLR0912 - one short step per rule of reference 
     known_type = isinstance(buf.DataType, DT) and buf.DataType != DT.UNKNOWN
     ctx.check(known_type, DATA_TYPE_UNKNOWN, f"{path}.DataType", actual=buf.DataType, expected="a known DML_TENSOR_DATA_TYPE")
     usable &= known_type
-    if known_type and support is not None and buf.DataType not in support.data_types:
+    if known_type and support is not None and support.data_types is not None and buf.DataType not in support.data_types:
         ctx.fail(
             DATA_TYPE_SUPPORT, f"{path}.DataType", actual=buf.DataType, expected=list(support.data_types),
             message=f"is {fmt(buf.DataType)}, expected one of {fmt(list(support.data_types))} at DML_FEATURE_LEVEL_{ctx.feature_level.dotted.replace('.', '_')}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
+from dmlpy.backends.numpy_backend import NumpyBackend
 from dmlpy.backends import NATIVE_REJECTED, BoundTensor, Runner, thread_count
 from dmlpy.enums import HRESULT
 from dmlpy.errors import DmlError, Finding, Severity
@@ -90,6 +91,9 @@ class Lowered:
         return array
 
 
+_NUMPY = NumpyBackend()
+
+
 class NativeBackend:
     __slots__ = ("_ffi", "_lib", "_threads")
     name = "native"
@@ -103,10 +107,15 @@ class NativeBackend:
     def threads(self) -> int:
         return self._threads
 
-    def prepare(self, spec: OperatorSpec, desc: Any) -> tuple[OperatorSpec, Lowered]:
+    def prepare(self, spec: OperatorSpec, desc: Any) -> tuple[OperatorSpec, Any]:
+        # A valid desc the C kernels do not take runs on the NumPy kernel, never refused as invalid.
+        if not spec.runs_natively(desc):
+            return spec, _NUMPY.prepare(spec, desc)
         return spec, Lowered(desc)
 
-    def bind(self, prepared: tuple[OperatorSpec, Lowered], inputs: list[BoundTensor], outputs: list[BoundTensor]) -> Runner:
+    def bind(self, prepared: tuple[OperatorSpec, Any], inputs: list[BoundTensor], outputs: list[BoundTensor]) -> Runner:
+        if not isinstance(prepared[1], Lowered):
+            return _NUMPY.bind(prepared[1], inputs, outputs)
         spec, lowered = prepared
         ffi, lib = self._ffi, self._lib
         keep: list[Any] = []

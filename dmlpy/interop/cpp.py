@@ -179,11 +179,30 @@ def _value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str], st
             return "nullptr"  # C++ has no zero-length arrays; an empty array is only ever counted as 0
         lines.append(f"{storage} UINT {var}[] = {{{', '.join(f'{int(v)}u' for v in value)}}};")
         return var
-    if kind in (Kind.TENSOR, Kind.OPERATOR, Kind.DESC_POINTER):
+    if kind in (Kind.INT_ARRAY, Kind.FLOAT_ARRAY):
+        if len(value) == 0:
+            return "nullptr"
+        literals = [str(int(v)) for v in value] if kind is Kind.INT_ARRAY else [_float_literal(float(v)) for v in value]
+        lines.append(f"{storage} {'INT' if kind is Kind.INT_ARRAY else 'FLOAT'} {var}[] = {{{', '.join(literals)}}};")
+        return var
+    if kind in (Kind.TENSOR_ARRAY, Kind.OPERATOR_ARRAY):
+        if len(value) == 0:
+            return "nullptr"
+        elements = [operator_desc(v) if kind is Kind.OPERATOR_ARRAY else v for v in value]
+        inits = [_initializer(element, f"{var}_{i}", lines, storage) for i, element in enumerate(elements)]
+        lines.append(f"{storage} {type(elements[0]).__name__} {var}[] = {{{', '.join(inits)}}};")
+        return var
+    if kind in (Kind.TENSOR, Kind.OPERATOR, Kind.DESC_POINTER, Kind.STRUCT_POINTER):
         if kind is Kind.OPERATOR:
             value = operator_desc(value)
         _struct(value, var, lines, storage)
         return f"&{var}"
+    if kind is Kind.STRUCT:
+        return _initializer(value, var, lines, storage)
+    if kind is Kind.SCALAR_UNION:  # through its first member, Bytes: exact whichever member was set
+        return "{{" + ", ".join(f"0x{b:02x}" for b in value.to_bytes()) + "}}"
+    if kind is Kind.INT:
+        return str(int(value))
     if kind is Kind.BOOL:
         return "TRUE" if value else "FALSE"
     if kind is Kind.FLOAT:
@@ -195,9 +214,14 @@ def _value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str], st
     return f"{int(value)}u"
 
 
+def _initializer(desc: Any, var: str, lines: list[str], storage: str) -> str:
+    """``{...}`` for a struct held by value; what its pointers point at goes into ``lines``."""
+    return "{" + ", ".join(_value(f, getattr(desc, f.name), f"{var}_{f.name}", lines, storage) for f in dataclasses.fields(desc)) + "}"
+
+
 def _struct(desc: Any, var: str, lines: list[str], storage: str) -> None:
-    values = [_value(f, getattr(desc, f.name), f"{var}_{f.name}", lines, storage) for f in dataclasses.fields(desc)]
-    lines.append(f"{storage} {type(desc).__name__} {var} = {{{', '.join(values)}}};")
+    initializer = _initializer(desc, var, lines, storage)
+    lines.append(f"{storage} {type(desc).__name__} {var} = {initializer};")
 
 
 def desc_statements(desc: Any, name: str = "desc", storage: str = "static const") -> list[str]:

@@ -33,82 +33,26 @@ from typing import Any
 
 import numpy as np
 
-from dmlpy.enums import DML_OPERATOR_TYPE, c_name
+from dmlpy.enums import DML_OPERATOR_TYPE, DML_TENSOR_DATA_TYPE, c_name
 from dmlpy.errors import Severity
-from dmlpy.operators import DML_OPERATOR_DESC, FEATURE_LEVEL, REGISTRY, TYPE_UNKNOWN, OperatorSpec, register
+from dmlpy.operators import DML_OPERATOR_DESC, FEATURE_LEVEL, NOT_EMULATED, REGISTRY, OperatorSpec, register
+from dmlpy.operators.descs.activation import (
+    DML_ACTIVATION_ELU_OPERATOR_DESC,
+    DML_ACTIVATION_GELU_OPERATOR_DESC,
+    DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_IDENTITY_OPERATOR_DESC,
+    DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_LINEAR_OPERATOR_DESC,
+    DML_ACTIVATION_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
+    DML_ACTIVATION_TANH_OPERATOR_DESC,
+)
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 OP = DML_OPERATOR_TYPE
-
-
-@dataclass
-class DML_ACTIVATION_IDENTITY_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-    Beta: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_SIGMOID_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_TANH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-
-
-@dataclass
-class DML_ACTIVATION_ELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Alpha: float = c_field(Kind.FLOAT)
-    Beta: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Steepness: float = c_field(Kind.FLOAT)
-
-
-@dataclass
-class DML_ACTIVATION_GELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
 
 
 # ---------------------------------------------------------------------------------------
@@ -279,21 +223,19 @@ def check_fused_activation(ctx: Checker, fused: Any, path: str) -> bool:
         return True
     op_type, inner = fused.Type, fused.Desc
     emulated = DESC_CLASSES.get(op_type) if isinstance(op_type, OP) else None
-    if emulated is None:
-        names = ", ".join(c_name(t) for t in DESC_CLASSES)
-        if isinstance(op_type, OP) and op_type in FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}:
-            ctx.fail(TYPE_UNKNOWN, f"{path}.Type", actual=op_type, expected="an activation dmlpy emulates",
-                     message=f"is {c_name(op_type)}, which DirectML can fuse but dmlpy does not emulate; dmlpy fuses {names}")  # fmt: skip
-        else:
-            shown = c_name(op_type) if isinstance(op_type, OP) else fmt(op_type)
-            ctx.fail(NOT_FUSABLE, f"{path}.Type", actual=op_type, expected="a fusable activation",
-                     message=f"is {shown}, which cannot be fused; a FusedActivation is one of {names}")  # fmt: skip
+    fusable = isinstance(op_type, OP) and op_type in FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}
+    if emulated is None and not fusable:
+        names = ", ".join(c_name(t) for t in sorted(FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}))
+        shown = c_name(op_type) if isinstance(op_type, OP) else fmt(op_type)
+        ctx.fail(NOT_FUSABLE, f"{path}.Type", actual=op_type, expected="a fusable activation",
+                 message=f"is {shown}, which cannot be fused; a FusedActivation is one of {names}")  # fmt: skip
         return False
+    struct = emulated or REGISTRY[op_type].desc_class
     what = "NULL" if inner is None else f"a {type(inner).__name__}"
-    if not ctx.check(isinstance(inner, emulated), NOT_FUSABLE, f"{path}.Desc", actual=type(inner).__name__, expected=emulated.__name__,
-                     message=f"is {what}, but Type {c_name(op_type)} needs a {emulated.__name__}"):  # fmt: skip
+    if not ctx.check(isinstance(inner, struct), NOT_FUSABLE, f"{path}.Desc", actual=type(inner).__name__, expected=struct.__name__,
+                     message=f"is {what}, but Type {c_name(op_type)} needs a {struct.__name__}"):  # fmt: skip
         return False
-    introduced = OPERATORS[op_type].introduced
+    introduced = REGISTRY[op_type].support.introduced
     if not ctx.check(ctx.feature_level >= introduced, FEATURE_LEVEL, f"{path}.Type", actual=ctx.feature_level, expected=introduced,
                      message=f"{c_name(op_type)} requires {c_name(introduced)}; the device targets {c_name(ctx.feature_level)}"):  # fmt: skip
         return False
@@ -301,6 +243,11 @@ def check_fused_activation(ctx: Checker, fused: Any, path: str) -> bool:
     for name in ("InputTensor", "OutputTensor"):
         ok &= ctx.check(getattr(inner, name) is None, FUSED_TENSORS_NOT_NULL, f"{path}.{name}", actual="a DML_TENSOR_DESC", expected="NULL",
                         message="is set, but a fused activation's tensors must be NULL: it reads and writes the host operator's output")  # fmt: skip
+    if emulated is None:
+        if ok:  # valid, as DirectML would accept it; dmlpy just cannot compute it
+            ctx.fail(NOT_EMULATED, f"{path}.Type", actual=op_type, expected="an activation dmlpy emulates",
+                     message=f"is {c_name(op_type)}, which DirectML can fuse but dmlpy has no kernel for yet: the operator can be created, not compiled")  # fmt: skip
+        return False
     errors_before = sum(f.severity is Severity.ERROR for f in ctx.findings)
     _check_parameters(ctx, op_type, inner, path)
     return ok and errors_before == sum(f.severity is Severity.ERROR for f in ctx.findings)
@@ -317,8 +264,13 @@ def activation_reference(desc: ActivationDesc, inputs: dict[str, np.ndarray | No
         return {"OutputTensor": activate(desc, x).astype(x.dtype)}
 
 
+
+def _floating(desc: Any) -> bool:
+    """The C activation kernels compute FLOAT32 and FLOAT16; RELU's integer types (FL 5.1) run on NumPy."""
+    return desc.InputTensor.Desc.DataType in (DML_TENSOR_DATA_TYPE.FLOAT32, DML_TENSOR_DATA_TYPE.FLOAT16)
+
 for _type, _class in DESC_CLASSES.items():
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_standalone, activation_reference, in_place=_type in IN_PLACE))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_standalone, activation_reference, in_place=_type in IN_PLACE, native=True, native_covers=_floating))
 
 assert all(t in REGISTRY for t in DESC_CLASSES)
 

@@ -21,40 +21,21 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Severity, int_argument, ints_argument
-from dmlpy.operators import DML_OPERATOR_DESC, OperatorSpec, register
+from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.activation import apply_fused, check_fused_activation
+from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 MODE = DML_CONVOLUTION_MODE
 DIRECTION = DML_CONVOLUTION_DIRECTION
 FORWARD, BACKWARD = DIRECTION.FORWARD, DIRECTION.BACKWARD
-
-
-@dataclass
-class DML_CONVOLUTION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    FilterTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BiasTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    Mode: DML_CONVOLUTION_MODE | int = c_field(Kind.ENUM, MODE.CONVOLUTION, enum_type=MODE)
-    Direction: DML_CONVOLUTION_DIRECTION | int = c_field(Kind.ENUM, FORWARD, enum_type=DIRECTION)
-    DimensionCount: int | None = c_field(Kind.DIMENSION_COUNT)
-    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    Dilations: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    StartPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    EndPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    OutputPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    GroupCount: int = c_field(Kind.UINT)
-    FusedActivation: DML_OPERATOR_DESC | Any | None = c_field(Kind.OPERATOR)
 
 
 # ---------------------------------------------------------------------------------------
@@ -455,7 +436,7 @@ def convolution_reference(desc: DML_CONVOLUTION_OPERATOR_DESC, inputs: dict[str,
         return {"OutputTensor": y.astype(out_tensor.dtype)}
 
 
-register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference))
+register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference, native=True))
 
 __all__ = [
     "DML_CONVOLUTION_OPERATOR_DESC",

@@ -23,35 +23,10 @@ import numpy as np
 from dmlpy.enums import DML_OPERATOR_TYPE
 from dmlpy.errors import Severity, ints_argument
 from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.descs.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC
-
-
-@dataclass
-class DML_AVERAGE_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    DimensionCount: int | None = c_field(Kind.DIMENSION_COUNT)
-    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    WindowSize: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    StartPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    EndPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    IncludePadding: bool | int = c_field(Kind.BOOL)
-
-
-@dataclass
-class DML_AVERAGE_POOLING1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    DimensionCount: int | None = c_field(Kind.DIMENSION_COUNT)
-    Strides: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    WindowSize: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    StartPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    EndPadding: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    Dilations: Sequence[int] | None = c_field(Kind.UINT_ARRAY)
-    IncludePadding: bool | int = c_field(Kind.BOOL)
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 
 AnyAveragePooling = DML_AVERAGE_POOLING_OPERATOR_DESC | DML_AVERAGE_POOLING1_OPERATOR_DESC
@@ -389,7 +364,7 @@ for _type, _class in (
     (DML_OPERATOR_TYPE.AVERAGE_POOLING, DML_AVERAGE_POOLING_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.AVERAGE_POOLING1, DML_AVERAGE_POOLING1_OPERATOR_DESC),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_pooling, average_pooling_reference))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_pooling, average_pooling_reference, native=True))
 
 __all__ = [
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",

@@ -42,43 +42,18 @@ from dmlpy.enums import DML_DEPTH_SPACE_ORDER, DML_OPERATOR_TYPE
 from dmlpy.enums import DML_TENSOR_DATA_TYPE as DT
 from dmlpy.errors import int_argument, ints_argument
 from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.descs.space_depth import (
+    DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_DEPTH_TO_SPACE_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH_OPERATOR_DESC,
+)
 from dmlpy.rules import Checker, fmt, rule
-from dmlpy.structs import CStruct, Kind, c_field
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, as_data_type, buffer_tensor, nhwc_strides
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, as_data_type, buffer_tensor, nhwc_strides
 
 DCR = DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW
 CRD = DML_DEPTH_SPACE_ORDER.COLUMN_ROW_DEPTH
-
-
-@dataclass
-class DML_SPACE_TO_DEPTH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-
-
-@dataclass
-class DML_DEPTH_TO_SPACE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-
-
-@dataclass
-class DML_SPACE_TO_DEPTH1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-    Order: DML_DEPTH_SPACE_ORDER | int = c_field(Kind.ENUM, DCR, enum_type=DML_DEPTH_SPACE_ORDER)
-
-
-@dataclass
-class DML_DEPTH_TO_SPACE1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
-    InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR)
-    BlockSize: int = c_field(Kind.UINT)
-    Order: DML_DEPTH_SPACE_ORDER | int = c_field(Kind.ENUM, DCR, enum_type=DML_DEPTH_SPACE_ORDER)
 
 
 AnySpaceToDepth = DML_SPACE_TO_DEPTH_OPERATOR_DESC | DML_SPACE_TO_DEPTH1_OPERATOR_DESC
@@ -312,7 +287,7 @@ for _type, _class, _kernel in (
     (DML_OPERATOR_TYPE.DEPTH_TO_SPACE, DML_DEPTH_TO_SPACE_OPERATOR_DESC, depth_to_space_reference),
     (DML_OPERATOR_TYPE.DEPTH_TO_SPACE1, DML_DEPTH_TO_SPACE1_OPERATOR_DESC, depth_to_space_reference),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_space_depth, _kernel))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_space_depth, _kernel, native=True))
 
 
 # ---------------------------------------------------------------------------------------

@@ -121,6 +121,7 @@ def test_float16_overflow_saturates_to_infinity(device: dmlpy.Device) -> None:
 # Rules of the standalone operators
 
 ACT = "DML_ACTIVATION_RELU_OPERATOR_DESC"
+SIG = "DML_ACTIVATION_SIGMOID_OPERATOR_DESC"
 
 RULE_CASES = [
     pytest.param(standalone(Activation("RELU"), out_dtype=np.float16), FL.LEVEL_6_4, "ACTIVATION.SAME_DATA_TYPE", f"{ACT}.OutputTensor.DataType", id="a FLOAT16 output for a FLOAT32 input is rejected"),
@@ -134,7 +135,8 @@ RULE_CASES = [
     pytest.param(standalone(Activation("RELU"), (1, 1, 1, 1, 5)), FL.LEVEL_1_0, "TENSOR.DIMENSION_COUNT_SUPPORT", f"{ACT}.InputTensor.DimensionCount", id="5-D is rejected at FL 1.0 (exactly 4)"),
     pytest.param(standalone(Activation("RELU"), (1, 5)), FL.LEVEL_2_1, "TENSOR.DIMENSION_COUNT_SUPPORT", f"{ACT}.InputTensor.DimensionCount", id="2-D is rejected at FL 2.1 (4 to 5)"),
     pytest.param(standalone(Activation("RELU"), (1,) * 9), FL.LEVEL_6_4, "TENSOR.DIMENSION_COUNT_SUPPORT", f"{ACT}.InputTensor.DimensionCount", id="9-D is rejected at FL 6.4 (1 to 8)"),
-    pytest.param(standalone(Activation("RELU"), dtype=np.int32), FL.LEVEL_6_4, "TENSOR.DATA_TYPE_SUPPORT", f"{ACT}.InputTensor.DataType", id="INT32 is outside FLOAT32/FLOAT16"),
+    pytest.param(standalone(Activation("RELU"), dtype=np.int32), FL.LEVEL_5_0, "TENSOR.DATA_TYPE_SUPPORT", f"{ACT}.InputTensor.DataType", id="INT32 is outside FLOAT32/FLOAT16 before FL 5.1"),
+    pytest.param(standalone(Activation("SIGMOID"), dtype=np.int32), FL.LEVEL_6_4, "TENSOR.DATA_TYPE_SUPPORT", f"{SIG}.InputTensor.DataType", id="SIGMOID takes no integers at any level"),
 ]
 
 
@@ -243,3 +245,11 @@ def test_in_place_needs_the_same_layout() -> None:
 def test_gelu_desc_class_prints_as_cpp() -> None:
     text = DML_ACTIVATION_GELU_OPERATOR_DESC(buffer_tensor(np.float32, (4,)), buffer_tensor(np.float32, (4,))).to_cpp("gelu")
     assert text.rstrip().endswith("const DML_ACTIVATION_GELU_OPERATOR_DESC gelu = {&gelu_InputTensor, &gelu_OutputTensor};")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int16, np.int8], ids=["INT32", "INT16", "INT8"])
+def test_relu_on_integers_from_fl_5_1_runs_on_both_backends(backend: str, dtype: type) -> None:
+    """The RELU page lists INT32, INT16 and INT8 from FL 5.1: valid there, and it runs (not refused as invalid)."""
+    desc = standalone(Activation("RELU"), (1, 5), dtype=dtype)
+    x = np.array([[-128 if dtype is np.int8 else -300, -1, 0, 1, 127]], dtype)
+    np.testing.assert_array_equal(dmlpy.run(desc, backend=backend, InputTensor=x), [[0, 0, 0, 1, 127]])

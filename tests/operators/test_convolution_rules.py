@@ -186,7 +186,7 @@ RULE_CASES = [
     pytest.param(conv(FusedActivation=FusedActivation.softplus(0.5)), FL.LEVEL_6_4, "ACTIVATION.SOFTPLUS_STEEPNESS", f"{FUSED}.Steepness", id="a fused SOFTPLUS with Steepness 0.5 is rejected"),
     pytest.param(conv(FusedActivation=FusedActivation.gelu()), FL.LEVEL_5_0, "OPERATOR.FEATURE_LEVEL", f"{FUSED}.Type", id="a fused GELU is rejected at FL 5.0"),
     pytest.param(conv(FusedActivation=DML_OPERATOR_DESC(OP.ACTIVATION_SOFTSIGN, DML_ACTIVATION_RELU_OPERATOR_DESC())), FL.LEVEL_6_4,
-                 "OPERATOR.TYPE", f"{FUSED}.Type", id="SOFTSIGN is fusable in DirectML but not emulated"),
+                 "ACTIVATION.NOT_FUSABLE", f"{FUSED}.Desc", id="Type SOFTSIGN with a RELU struct is rejected"),
     pytest.param(conv(FusedActivation="RELU"), FL.LEVEL_6_4, "FIELD.TYPE", FUSED, id="a string FusedActivation is refused like C would"),
 ]
 

@@ -289,7 +289,7 @@ RULE_CASES = [
         FL.LEVEL_6_4,
         "OPERATOR.TYPE",
         "DML_OPERATOR_DESC",
-        id="a Type dmlpy does not emulate is rejected",
+        id="a Type whose struct is another operator's is rejected",
     ),
     pytest.param(
         DML_OPERATOR_DESC(OP.INVALID, pool()),

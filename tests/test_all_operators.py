@@ -1,0 +1,211 @@
+"""Every DirectML operator is described and validated; the ones without a kernel give three distinct answers.
+
+* DirectML would reject the desc: E_INVALIDARG, exit code 1.
+* The desc is valid but dmlpy has no kernel: validate() and CreateOperator warn
+  OPERATOR.NOT_EMULATED, CreateOperator succeeds, CompileOperator and CompileGraph answer
+  E_NOTIMPL, ``dmlpy validate`` exits 3.
+* The desc is valid and a kernel runs it: no NOT_EMULATED finding anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import assert_rule, rule_ids
+
+import dmlpy
+from dmlpy import DML_FEATURE_LEVEL as FL
+from dmlpy import DML_OPERATOR_TYPE as OP
+from dmlpy import HRESULT, DmlError, buffer_tensor
+from dmlpy.cli import EXIT_INVALID, EXIT_NOT_EMULATED, EXIT_OK, main
+from dmlpy.errors import DmlWarning
+from dmlpy.graph import graph_desc, input_edge, intermediate_edge, operator_node, output_edge
+from dmlpy.interop import dxdispatch as dx
+from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, emulated_operators
+from dmlpy.operators.activation import FusedActivation
+from dmlpy.operators.descs import (
+    DML_ACTIVATION_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
+    DML_CONVOLUTION_OPERATOR_DESC,
+    DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
+    DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
+    DML_JOIN_OPERATOR_DESC,
+    DML_SCALE_BIAS,
+)
+
+F32 = np.float32
+
+
+def add(shape: tuple[int, ...] = (1, 1, 2, 2), **overrides: object) -> DML_ELEMENT_WISE_ADD_OPERATOR_DESC:
+    fields = {"ATensor": buffer_tensor(F32, shape), "BTensor": buffer_tensor(F32, shape), "OutputTensor": buffer_tensor(F32, shape)}
+    fields.update(overrides)
+    return DML_ELEMENT_WISE_ADD_OPERATOR_DESC(**fields)  # type: ignore[arg-type]
+
+
+def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
+    return DML_CONVOLUTION_OPERATOR_DESC(
+        buffer_tensor(F32, (1, 1, 3, 3)), buffer_tensor(F32, (1, 1, 1, 1)), None, buffer_tensor(F32, (1, 1, 3, 3)),
+        Strides=[1, 1], Dilations=[1, 1], StartPadding=[0, 0], EndPadding=[0, 0], OutputPadding=[0, 0], GroupCount=1, FusedActivation=fused,
+    )  # fmt: skip
+
+
+def test_the_registry_holds_every_operator_type_and_17_kernels() -> None:
+    assert set(REGISTRY) == {t for t in OP if t != OP.INVALID}
+    assert len(emulated_operators()) == 17 and all(REGISTRY[t].native for t in emulated_operators())
+
+
+def test_a_valid_desc_without_a_kernel_is_valid_with_a_not_emulated_warning() -> None:
+    report = dmlpy.validate(add())
+    assert rule_ids(report) == ["OPERATOR.NOT_EMULATED"] and report.ok
+    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_ELEMENT_WISE_ADD_OPERATOR_DESC")
+
+
+def test_create_operator_succeeds_and_compile_operator_answers_e_notimpl() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.warns(DmlWarning):
+        operator = device.create_operator(add())
+    with pytest.raises(DmlError) as raised:
+        device.compile_operator(operator)
+    assert raised.value.hresult == HRESULT.E_NOTIMPL
+    assert_rule(raised.value, "OPERATOR.NOT_EMULATED")
+
+
+def test_a_strict_device_still_creates_a_valid_operator_without_a_kernel() -> None:
+    device = dmlpy.create_device(backend="numpy", strict=True)
+    with pytest.warns(DmlWarning):
+        device.create_operator(add())
+
+
+def test_an_invalid_desc_without_a_kernel_is_e_invalidarg_and_never_not_emulated() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.raises(DmlError) as raised:
+        device.create_operator(add(BTensor=None))
+    assert raised.value.hresult == HRESULT.E_INVALIDARG
+    assert_rule(raised.value, "TENSOR.REQUIRED", path="DML_ELEMENT_WISE_ADD_OPERATOR_DESC.BTensor")
+    assert "OPERATOR.NOT_EMULATED" not in rule_ids(raised.value)
+
+
+def test_an_operator_newer_than_the_device_is_invalid_not_merely_not_emulated() -> None:
+    shape = (1, 1, 2, 2)
+    swish = DML_OPERATOR_DESC(OP.ACTIVATION_SWISH, REGISTRY[OP.ACTIVATION_SWISH].desc_class(buffer_tensor(F32, shape), buffer_tensor(F32, shape)))
+    assert rule_ids(dmlpy.validate(swish, feature_level=FL.LEVEL_6_4)) == ["OPERATOR.NOT_EMULATED"]
+    assert rule_ids(dmlpy.validate(swish, feature_level=FL.LEVEL_6_1)) == ["OPERATOR.FEATURE_LEVEL"]
+
+
+def test_a_fused_activation_without_a_kernel_is_valid_and_not_compilable() -> None:
+    fused = DML_OPERATOR_DESC(OP.ACTIVATION_SOFTSIGN, DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC())
+    report = dmlpy.validate(conv_with(fused))
+    assert report.ok
+    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_CONVOLUTION_OPERATOR_DESC.FusedActivation.Type")
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.warns(DmlWarning):
+        operator = device.create_operator(conv_with(fused))
+    with pytest.raises(DmlError) as raised:
+        device.compile_operator(operator)
+    assert raised.value.hresult == HRESULT.E_NOTIMPL
+
+
+def test_a_fused_activation_with_a_kernel_has_no_not_emulated_finding() -> None:
+    assert rule_ids(dmlpy.validate(conv_with(FusedActivation.relu()))) == []
+
+
+def test_a_tensor_array_takes_one_binding_slot_per_element() -> None:
+    join = DML_JOIN_OPERATOR_DESC(None, [buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 3, 2))], buffer_tensor(F32, (1, 1, 5, 2)), Axis=2)
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.warns(DmlWarning):
+        operator = device.create_operator(join)
+    assert operator.desc.InputCount == 2
+    assert [s.name for s in operator.slots("input")] == ["InputTensors[0]", "InputTensors[1]"]
+    assert [s.tensor.Sizes for s in operator.slots("input")] == [(1, 1, 2, 2), (1, 1, 3, 2)]  # type: ignore[union-attr]
+
+
+def _graph(device: dmlpy.Device, *, bad_edge: bool = False) -> object:
+    shape = (1, 1, 2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DmlWarning)
+        relu = device.create_operator(DML_ACTIVATION_RELU_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape)))
+        summed = device.create_operator(add(shape))
+    edges = [intermediate_edge(0, 0, 1, 0), intermediate_edge(0, 0, 1, 5 if bad_edge else 1)]
+    return graph_desc(1, 1, [operator_node(relu), operator_node(summed)], [input_edge(0, 0, 0)], [output_edge(1, 0, 0)], edges)
+
+
+def test_compile_graph_answers_e_notimpl_for_a_valid_graph_with_a_node_without_a_kernel() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.raises(DmlError) as raised:
+        device.compile_graph(_graph(device))
+    assert raised.value.hresult == HRESULT.E_NOTIMPL
+    assert_rule(raised.value, "OPERATOR.NOT_EMULATED", path="DML_GRAPH_DESC.Nodes[1] DML_OPERATOR_ELEMENT_WISE_ADD")
+
+
+def test_compile_graph_answers_e_invalidarg_for_an_invalid_graph_even_with_a_node_without_a_kernel() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.raises(DmlError) as raised:
+        device.compile_graph(_graph(device, bad_edge=True))
+    assert raised.value.hresult == HRESULT.E_INVALIDARG
+
+
+def _write_model(tmp_path: Path, desc: object, inputs: dict[str, np.ndarray]) -> Path:
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(dx.operator_model(desc, inputs)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("overrides", "code"),
+    [
+        pytest.param({}, EXIT_NOT_EMULATED, id="a valid model with an operator without a kernel exits 3"),
+        pytest.param({"OutputTensor": buffer_tensor(F32, (1,) * 9)}, EXIT_INVALID, id="an invalid model exits 1"),
+    ],
+)
+def test_cli_validate_exit_code_tells_invalid_from_not_emulated(tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: dict, code: int) -> None:
+    x = np.ones((1, 1, 2, 2), F32)
+    path = _write_model(tmp_path, add(**overrides), {"ATensor": x, "BTensor": x})
+    assert main(["validate", str(path)]) == code
+    assert main(["validate", "--strict", str(path)]) == code
+    capsys.readouterr()
+
+
+def test_cli_run_of_an_operator_without_a_kernel_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    x = np.ones((1, 1, 2, 2), F32)
+    assert main(["run", str(_write_model(tmp_path, add(), {"ATensor": x, "BTensor": x}))]) == EXIT_NOT_EMULATED
+    err = capsys.readouterr().err
+    assert "E_NOTIMPL" in err and "OPERATOR.NOT_EMULATED" in err
+
+
+def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info"]) == EXIT_OK
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("  DML_OPERATOR_")}
+    assert len(rows) == len(REGISTRY)
+    assert rows["DML_OPERATOR_CONVOLUTION"] == ["1.0", "yes", "family", "yes", "yes"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "-", "-"]
+    assert rows["DML_OPERATOR_ACTIVATION_GELU"][0] == "5.1"
+    assert "element_wise (63):" in out and "pooling (11):" in out
+
+
+def test_str_of_a_desc_c_cannot_hold_names_the_field_instead_of_crashing() -> None:
+    text = str(DML_ELEMENT_WISE_ADD_OPERATOR_DESC(buffer_tensor(F32, (2, 2)), "B", None))
+    assert text.startswith("// DML_ELEMENT_WISE_ADD_OPERATOR_DESC has no C++ form: [FIELD.TYPE] DML_ELEMENT_WISE_ADD_OPERATOR_DESC.BTensor")
+
+
+def test_a_graph_binds_each_element_of_a_tensor_array_as_its_own_input() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    with pytest.warns(DmlWarning):
+        joined = device.create_operator(DML_JOIN_OPERATOR_DESC(None, [buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 3, 2))], buffer_tensor(F32, (1, 1, 5, 2)), Axis=2))
+    graph = graph_desc(2, 1, [operator_node(joined)], [input_edge(0, 0, 0), input_edge(1, 0, 1)], [output_edge(0, 0, 0)])
+    assert dmlpy.validate(graph).ok
+    with pytest.raises(DmlError) as raised:
+        device.compile_graph(graph)
+    assert raised.value.hresult == HRESULT.E_NOTIMPL
+    too_far = graph_desc(2, 1, [operator_node(joined)], [input_edge(0, 0, 0), input_edge(1, 0, 2)], [output_edge(0, 0, 0)])
+    assert not dmlpy.validate(too_far).ok  # JOIN of two tensors has binding inputs 0 and 1 only
+
+
+def test_a_desc_the_dxdispatch_writer_cannot_hold_is_refused_by_name() -> None:
+    identity = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 2, 2)), DML_SCALE_BIAS(1.0, 0.0))
+    with pytest.raises(ValueError, match="cannot write DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC"):
+        dx.operator_model(identity, {"InputTensor": np.ones((1, 1, 2, 2), F32)})
