@@ -106,6 +106,16 @@ class Operator:
         tensor = getattr(self.desc, slot_name)
         return None if tensor is None else tensor.buffer
 
+    def __repr__(self) -> str:
+        from dmlpy.display import operator_repr  # noqa: PLC0415 - display sits above the device
+
+        return operator_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import operator_html  # noqa: PLC0415
+
+        return operator_html(self)
+
 
 class CompiledOperator:
     """IDMLCompiledOperator: an operator ready to bind; OWNED_BY_DML inputs live in its persistent resource."""
@@ -139,6 +149,16 @@ class CompiledOperator:
     @property
     def name(self) -> str:
         return self.operator.name
+
+    def __repr__(self) -> str:
+        from dmlpy.display import compiled_repr  # noqa: PLC0415 - display sits above the device
+
+        return compiled_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import compiled_html  # noqa: PLC0415
+
+        return compiled_html(self)
 
     def input_slots(self) -> list[Slot]:
         return self._inputs
@@ -255,6 +275,16 @@ class Device:
     @property
     def backend_name(self) -> str:
         return self.backend.name
+
+    def __repr__(self) -> str:
+        from dmlpy.display import device_repr  # noqa: PLC0415 - display sits above the device
+
+        return device_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import device_html  # noqa: PLC0415
+
+        return device_html(self)
 
     # --- lifetime ---------------------------------------------------------------------
 
