@@ -59,6 +59,8 @@ def enum_text(value: Any) -> str:
 
 
 def _array_text(values: Any) -> str:
+    if isinstance(values, (str, bytes)):  # not an array: show what it is
+        return repr(values)
     try:
         return "{" + ", ".join(str(v) for v in values) + "}"
     except TypeError:

@@ -1,0 +1,104 @@
+"""Render HTML and SVG in headless Chromium and check the screenshot shows something.
+
+Debian's ``chromium`` package provides the browser; without it the browser tests skip and
+say so. The PNG is decoded here (zlib and the five PNG row filters) so the check needs no
+imaging library.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BROWSER_MISSING = "headless Chromium is not installed (apt-get install -y chromium) - the browser rendering checks need it"
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip(BROWSER_MISSING)
+    return found
+
+
+def page(body: str) -> str:
+    return f'<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>{body}</body></html>'
+
+
+def screenshot(document: Path, png: Path, size: tuple[int, int] = (800, 600)) -> Path:
+    """Chromium's screenshot of ``document`` (an .html or .svg file) at ``size``."""
+    # no --user-data-dir: with a fresh profile directory Chromium 1xx screenshots before the page is fully painted
+    command = [
+        chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+        f"--screenshot={png}", f"--window-size={size[0]},{size[1]}", document.resolve().as_uri(),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    assert png.exists(), f"chromium wrote no screenshot of {document}"
+    return png
+
+
+def _paeth(a: int, b: int, c: int) -> int:
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    return a if pa <= pb and pa <= pc else b if pb <= pc else c
+
+
+def decode_png(path: Path) -> np.ndarray:
+    """An 8-bit RGB or RGBA, non-interlaced PNG as a (height, width, channels) array."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    position, idat, header = 8, b"", None
+    while position < len(data):
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        chunk = data[position + 8 : position + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        position += 12 + length
+    assert header is not None
+    width, height, depth, colour, _, _, interlace = header
+    assert depth == 8 and colour in (2, 6) and interlace == 0, f"unsupported PNG format {header}"
+    bpp = 3 if colour == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows = np.zeros((height, stride), dtype=np.uint8)
+    previous = np.zeros(stride, dtype=np.int64)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = np.frombuffer(raw, dtype=np.uint8, count=stride, offset=y * (stride + 1) + 1).astype(np.int64)
+        if kind == 0:
+            out = line
+        elif kind == 1:  # Sub: running sums along each channel
+            out = np.cumsum(line.reshape(width, bpp), axis=0).reshape(-1) % 256
+        elif kind == 2:  # Up
+            out = (line + previous) % 256
+        else:  # Average and Paeth depend on the byte just decoded: byte by byte
+            out_list = [0] * stride
+            up = previous.tolist()
+            values = line.tolist()
+            for i in range(stride):
+                left = out_list[i - bpp] if i >= bpp else 0
+                if kind == 3:
+                    out_list[i] = (values[i] + (left + up[i]) // 2) % 256
+                else:
+                    upper_left = up[i - bpp] if i >= bpp else 0
+                    out_list[i] = (values[i] + _paeth(left, up[i], upper_left)) % 256
+            out = np.array(out_list, dtype=np.int64)
+        rows[y] = out
+        previous = out
+    return rows.reshape(height, width, bpp)
+
+
+def assert_not_blank(png: Path, minimum_share: float = 0.005) -> None:
+    """More than one colour, and at least ``minimum_share`` of the pixels differ from the most common (the background)."""
+    pixels = decode_png(png)[..., :3].reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    assert len(colours) > 1, f"{png} is one flat colour {colours[0]}: nothing rendered"
+    share = 1 - counts.max() / counts.sum()
+    assert share >= minimum_share, f"{png}: only {share:.4%} of the pixels differ from the background"
