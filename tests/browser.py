@@ -96,9 +96,38 @@ def decode_png(path: Path) -> np.ndarray:
 
 
 def assert_not_blank(png: Path, minimum_share: float = 0.005) -> None:
+    assert_pixels_not_blank(decode_png(png), str(png), minimum_share)
+
+BAND = (800, 450)  # each document's share of one tall screenshot
+
+
+def screenshot_bands(documents: dict[str, str], directory: Path) -> dict[str, np.ndarray]:
+    """One Chromium run for many documents: each in its own 800x450 frame of one page, as pixels.
+
+    Each body is a complete HTML document or an SVG file's text, loaded through an iframe from
+    its own file, as a browser opens a saved file (a launch costs seconds; a frame does not).
+    """
+    width, height = BAND
+    frames = []
+    for index, (name, text) in enumerate(documents.items()):
+        suffix = ".svg" if text.lstrip().startswith("<svg") else ".html"
+        path = directory / f"frame{index}{suffix}"
+        path.write_text(text, encoding="utf-8")
+        frames.append(
+            f'<iframe title="{name}" src="{path.name}" style="position:absolute;left:0;top:{index * height}px;'
+            f'width:{width}px;height:{height}px;border:0;margin:0"></iframe>'
+        )
+    sheet = directory / "sheet.html"
+    sheet.write_text(page("".join(frames)).replace("<body>", '<body style="margin:0;background:#ffffff">'), encoding="utf-8")
+    pixels = decode_png(screenshot(sheet, directory / "sheet.png", (width, height * len(documents))))
+    return {name: pixels[i * height : (i + 1) * height] for i, name in enumerate(documents)}
+
+
+def assert_pixels_not_blank(pixels: np.ndarray, what: str, minimum_share: float = 0.005) -> None:
     """More than one colour, and at least ``minimum_share`` of the pixels differ from the most common (the background)."""
-    pixels = decode_png(png)[..., :3].reshape(-1, 3)
-    colours, counts = np.unique(pixels, axis=0, return_counts=True)
-    assert len(colours) > 1, f"{png} is one flat colour {colours[0]}: nothing rendered"
+    rgb = pixels[..., :3].reshape(-1, 3).astype(np.uint32)
+    packed = rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]
+    colours, counts = np.unique(packed, return_counts=True)
+    assert len(colours) > 1, f"{what} is one flat colour #{int(colours[0]):06x}: nothing rendered"
     share = 1 - counts.max() / counts.sum()
-    assert share >= minimum_share, f"{png}: only {share:.4%} of the pixels differ from the background"
+    assert share >= minimum_share, f"{what}: only {share:.4%} of the pixels differ from the background"

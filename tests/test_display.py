@@ -32,7 +32,7 @@ from dmlpy.display import RULES_PAGE, rule_anchor
 from dmlpy.enums import DML_CONVOLUTION_MODE
 from dmlpy.pictures import graph_model
 from dmlpy.structs import CStruct, Kind, c_field
-from browser import assert_not_blank, page, screenshot
+from browser import assert_pixels_not_blank, page, screenshot_bands
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -314,36 +314,44 @@ def test_a_cyclic_graph_still_displays() -> None:
 # In a browser
 
 
-def html_examples() -> dict[str, str]:
+def compiled_convolution() -> dmlpy.CompiledOperator:
     device = dmlpy.create_device(backend="numpy")
-    operator = device.create_operator(convolution())
-    compiled = device.compile_operator(operator)
+    return device.compile_operator(device.create_operator(convolution()))
+
+
+def invalid_pooling_report() -> Report:
     bad = pooling()
     bad.OutputTensor = buffer_tensor("float32", (1, 1, 3, 2))
-    return {
-        "desc": convolution()._repr_html_(),
-        "report": dmlpy.validate(bad)._repr_html_(),
-        "device": device._repr_html_(),
-        "operator": operator._repr_html_(),
-        "compiled operator": compiled._repr_html_(),
-        "binding properties": compiled.get_binding_properties()._repr_html_(),
-        "graph": builder_program().graph_desc._repr_html_(),
-    }
+    return dmlpy.validate(bad)
 
 
-def test_the_png_decoder_reads_a_known_screenshot(tmp_path: Path) -> None:
-    document = tmp_path / "square.html"
-    document.write_text(page('<div style="position:absolute;left:0;top:0;width:100px;height:50px;background:#ff0000"></div>').replace("<body>", '<body style="margin:0;background:#ffffff">'))
-    from browser import decode_png  # noqa: PLC0415
+HTML_EXAMPLES = {
+    "desc": lambda: convolution()._repr_html_(),
+    "report": lambda: invalid_pooling_report()._repr_html_(),
+    "device": lambda: dmlpy.create_device(backend="numpy")._repr_html_(),
+    "operator": lambda: compiled_convolution().operator._repr_html_(),
+    "compiled operator": lambda: compiled_convolution()._repr_html_(),
+    "binding properties": lambda: compiled_convolution().get_binding_properties()._repr_html_(),
+    "graph": lambda: builder_program().graph_desc._repr_html_(),
+}
 
-    pixels = decode_png(screenshot(document, tmp_path / "square.png", (200, 100)))[..., :3]
-    assert pixels.shape == (100, 200, 3)
-    red = (pixels == (255, 0, 0)).all(axis=-1)
+
+def test_the_browser_check_sees_a_known_square_and_fails_on_a_blank_page(tmp_path: Path) -> None:
+    square = '<div style="position:absolute;left:0;top:0;width:100px;height:50px;background:#ff0000"></div>'
+    white = '<body style="margin:0;background:#ffffff">'
+    bands = screenshot_bands({"square": page(square).replace("<body>", white), "blank": page("").replace("<body>", white)}, tmp_path)
+    red = (bands["square"][..., :3] == (255, 0, 0)).all(axis=-1)
     assert red.sum() == 100 * 50 and red[:50, :100].all()
+    assert_pixels_not_blank(bands["square"], "square")
+    with pytest.raises(AssertionError, match="one flat colour"):
+        assert_pixels_not_blank(bands["blank"], "blank")
 
 
-@pytest.mark.parametrize("kind", list(html_examples()))
-def test_html_repr_renders_in_chromium(kind: str, tmp_path: Path) -> None:
-    document = tmp_path / "repr.html"
-    document.write_text(page(html_examples()[kind]))
-    assert_not_blank(screenshot(document, tmp_path / "repr.png"))
+@pytest.fixture(scope="module")
+def rendered_reprs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    return screenshot_bands({kind: page(make()) for kind, make in HTML_EXAMPLES.items()}, tmp_path_factory.mktemp("reprs"))
+
+
+@pytest.mark.parametrize("kind", list(HTML_EXAMPLES))
+def test_html_repr_renders_in_chromium(kind: str, rendered_reprs: dict[str, object]) -> None:
+    assert_pixels_not_blank(rendered_reprs[kind], kind)  # type: ignore[arg-type]
