@@ -187,7 +187,10 @@ def desc_html(desc: Any) -> str:
         spec = None
     if spec is not None:
         caption += f" ({c_name(spec.operator_type)})"
-    cpp = to_cpp(desc)
+    try:
+        cpp = to_cpp(desc)
+    except (TypeError, ValueError, AttributeError) as error:  # a field C could not hold at all (a number where a struct goes)
+        cpp = f"// no C++: {error}"
     return (
         f'<div class="dmlpy">{_STYLE}{desc_table(desc, caption)}'
         f"<details><summary>C++</summary><pre>{_e(cpp)}</pre></details></div>"

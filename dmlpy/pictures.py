@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from dmlpy.device import validate
-from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_DEPTH_SPACE_ORDER, DML_GRAPH_EDGE_TYPE, DML_GRAPH_NODE_TYPE, HRESULT
+from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_DEPTH_SPACE_ORDER, DML_GRAPH_NODE_TYPE, HRESULT
 from dmlpy.errors import DmlError
+from dmlpy.graph import DML_INPUT_GRAPH_EDGE_DESC, DML_INTERMEDIATE_GRAPH_EDGE_DESC, DML_OUTPUT_GRAPH_EDGE_DESC
 from dmlpy.operators import DML_OPERATOR_DESC, spec_for_desc
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, convolution_output_sizes, effective_kernel
 from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, average_pooling_output_sizes, dilations_of, taps_inside
@@ -683,9 +684,16 @@ def graph_model(graph: Any, input_names: Sequence[str] | None = None) -> GraphMo
     def operator_of(index: Any) -> Any:
         return getattr(getattr(nodes[index], "Desc", None), "Operator", None) if isinstance(index, int) and 0 <= index < len(nodes) else None
 
-    for edge in graph.InputEdges or ():
+    def edge_desc(edge: Any, struct: type) -> Any:
+        """The edge's struct when it is the right one with integer indices, else None (an invalid graph draws what it can)."""
         e = getattr(edge, "Desc", None)
-        if getattr(edge, "Type", None) != DML_GRAPH_EDGE_TYPE.INPUT or e.ToNodeIndex not in node_box:
+        if not isinstance(e, struct) or not all(isinstance(v, int) for k, v in vars(e).items() if k.endswith("Index")):
+            return None
+        return e
+
+    for edge in graph.InputEdges or ():
+        e = edge_desc(edge, DML_INPUT_GRAPH_EDGE_DESC)
+        if e is None or e.ToNodeIndex not in node_box:
             continue
         if e.GraphInputIndex not in inputs:
             inputs[e.GraphInputIndex] = len(boxes)
@@ -693,14 +701,14 @@ def graph_model(graph: Any, input_names: Sequence[str] | None = None) -> GraphMo
             boxes.append(GraphBox("input", e.GraphInputIndex, given or e.Name or f"input {e.GraphInputIndex}"))
         edges.append(GraphEdge(inputs[e.GraphInputIndex], node_box[e.ToNodeIndex], _tensor_label(operator_of(e.ToNodeIndex), "input", e.ToNodeInputIndex)))
     for edge in graph.IntermediateEdges or ():
-        e = getattr(edge, "Desc", None)
-        if getattr(edge, "Type", None) != DML_GRAPH_EDGE_TYPE.INTERMEDIATE or e.FromNodeIndex not in node_box or e.ToNodeIndex not in node_box:
+        e = edge_desc(edge, DML_INTERMEDIATE_GRAPH_EDGE_DESC)
+        if e is None or e.FromNodeIndex not in node_box or e.ToNodeIndex not in node_box:
             continue
         label = _tensor_label(operator_of(e.FromNodeIndex), "output", e.FromNodeOutputIndex) or _tensor_label(operator_of(e.ToNodeIndex), "input", e.ToNodeInputIndex)
         edges.append(GraphEdge(node_box[e.FromNodeIndex], node_box[e.ToNodeIndex], label))
     for edge in graph.OutputEdges or ():
-        e = getattr(edge, "Desc", None)
-        if getattr(edge, "Type", None) != DML_GRAPH_EDGE_TYPE.OUTPUT or e.FromNodeIndex not in node_box:
+        e = edge_desc(edge, DML_OUTPUT_GRAPH_EDGE_DESC)
+        if e is None or e.FromNodeIndex not in node_box:
             continue
         if e.GraphOutputIndex not in outputs:
             outputs[e.GraphOutputIndex] = len(boxes)

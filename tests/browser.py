@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -32,12 +33,13 @@ def page(body: str) -> str:
 
 def screenshot(document: Path, png: Path, size: tuple[int, int] = (800, 600)) -> Path:
     """Chromium's screenshot of ``document`` (an .html or .svg file) at ``size``."""
-    # no --user-data-dir: with a fresh profile directory Chromium 1xx screenshots before the page is fully painted
-    command = [
-        chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-        f"--screenshot={png}", f"--window-size={size[0]},{size[1]}", document.resolve().as_uri(),
-    ]  # fmt: skip
-    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    # a profile of its own, so that test runs in parallel never hand their page to another Chromium
+    with tempfile.TemporaryDirectory() as profile:
+        command = [
+            chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={profile}",
+            f"--screenshot={png}", f"--window-size={size[0]},{size[1]}", document.resolve().as_uri(),
+        ]  # fmt: skip
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
     assert png.exists(), f"chromium wrote no screenshot of {document}"
     return png
 

@@ -146,6 +146,16 @@ def test_desc_html_escapes_what_it_shows() -> None:
     assert "'<script>alert(1)</script>'" in "".join(root.itertext())
 
 
+def test_a_desc_c_could_not_hold_still_displays() -> None:
+    desc = convolution()
+    desc.Strides = 5
+    desc.FusedActivation = 42
+    text = repr(desc)
+    assert "    Strides=5," in text and "    FusedActivation=42," in text
+    root = parse(desc._repr_html_())
+    assert root.find(".//details/pre").text.startswith("// no C++: ")
+
+
 # ---------------------------------------------------------------------------------------
 # Reports and errors
 
@@ -308,6 +318,16 @@ def test_a_cyclic_graph_still_displays() -> None:
     svg = ET.fromstring(desc._repr_html_())[0]
     assert set(svg_boxes(svg)) == {"a", "b<", "input 0", "output 0"}
     assert repr(desc).splitlines()[0] == "DML_GRAPH_DESC(InputCount=1, OutputCount=1, NodeCount=2, InputEdgeCount=1, OutputEdgeCount=1, IntermediateEdgeCount=2)"
+
+
+def test_a_graph_with_malformed_edges_draws_what_it_can() -> None:
+    device = dmlpy.create_device(backend="numpy")
+    a = device.create_operator(DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC(buffer_tensor("float32", (1, 4)), buffer_tensor("float32", (1, 4))))
+    broken = [dmlpy.DML_GRAPH_EDGE_DESC(dmlpy.DML_GRAPH_EDGE_TYPE.INPUT, None), input_edge([0], 0), input_edge(0, 5)]
+    desc = graph_desc(1, 1, [operator_node(a, "a")], [*broken, input_edge(0, 0)], [output_edge(0, 0, 0)])
+    model = graph_model(desc)
+    assert [(model.boxes[e.source].label, model.boxes[e.target].label) for e in model.edges] == [("input 0", "a"), ("a", "output 0")]
+    parse(desc._repr_html_())
 
 
 # ---------------------------------------------------------------------------------------
