@@ -18,7 +18,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from dmlpy.enums import c_name
+from dmlpy.enums import c_name, c_text
 from dmlpy.errors import Finding, Severity
 from dmlpy.structs import Kind, is_struct, to_cpp
 
@@ -47,15 +47,7 @@ _e = html.escape
 
 def enum_text(value: Any) -> str:
     """An enum member by its C name; a value the enum does not define as a bare number."""
-    if isinstance(value, enum.Flag):
-        if value.value == 0:
-            return c_name(value) if value.name else "0"
-        members = [m for m in type(value) if m.value and m in value]
-        rest = value.value & ~sum(m.value for m in members)
-        return " | ".join([c_name(m) for m in members] + ([hex(rest)] if rest else []))
-    if isinstance(value, enum.Enum):
-        return c_name(value)
-    return repr(value)
+    return c_text(value) if isinstance(value, enum.Enum) else repr(value)
 
 
 def _array_text(values: Any) -> str:

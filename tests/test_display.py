@@ -63,6 +63,29 @@ def rows(root: ET.Element) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------------------
+# Enums and HRESULTs
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [
+        pytest.param(dmlpy.DML_TENSOR_DATA_TYPE.FLOAT16, "DML_TENSOR_DATA_TYPE_FLOAT16", id="a data type prints its C name"),
+        pytest.param(dmlpy.HRESULT.E_INVALIDARG, "E_INVALIDARG", id="an HRESULT prints its name"),
+        pytest.param(dmlpy.DML_FEATURE_LEVEL.LEVEL_6_2, "DML_FEATURE_LEVEL_6_2", id="a feature level prints its C name"),
+        pytest.param(DML_TENSOR_FLAGS(0), "DML_TENSOR_FLAG_NONE", id="no flags print as the zero flag"),
+        pytest.param(dmlpy.DML_EXECUTION_FLAGS(3), "DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION | DML_EXECUTION_FLAG_DISABLE_META_COMMANDS", id="flags print joined by |"),
+        pytest.param(DML_TENSOR_FLAGS(3), "DML_TENSOR_FLAG_OWNED_BY_DML | 0x2", id="undefined flag bits print as hex"),
+    ],
+)
+def test_enums_print_by_c_name(value: object, printed: str) -> None:
+    assert str(value) == printed
+
+
+def test_enums_still_format_as_numbers() -> None:
+    assert f"{dmlpy.HRESULT.E_INVALIDARG:08X} {dmlpy.DML_TENSOR_DATA_TYPE.FLOAT16}" == "80070057 2"
+
+
+# ---------------------------------------------------------------------------------------
 # Descs
 
 
