@@ -28,6 +28,7 @@ RULES_PAGE = "docs/rules.md"
 
 _STYLE = (
     "<style>"
+    ".dmlpy{font-family:sans-serif;font-size:13px}"
     ".dmlpy table{border-collapse:collapse;font-family:sans-serif;font-size:13px;margin:2px 0}"
     ".dmlpy th,.dmlpy td{border:1px solid #bbb;padding:2px 6px;text-align:left;vertical-align:top}"
     ".dmlpy th{background:#e8eef7}"

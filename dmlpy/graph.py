@@ -577,6 +577,16 @@ class CompiledGraph:
 
     name = "IDMLCompiledOperator (graph)"
 
+    def __repr__(self) -> str:
+        from dmlpy.display import compiled_repr  # noqa: PLC0415 - display sits above graph
+
+        return compiled_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import compiled_html  # noqa: PLC0415
+
+        return compiled_html(self)
+
     def input_slots(self) -> list[Slot]:
         return self.plan.input_slots
 

@@ -333,6 +333,18 @@ def test_graph_svg_draws_every_edge_downwards() -> None:
     assert ET.fromstring(program._repr_html_())[0].tag == f"{ns}svg"
 
 
+def test_a_compiled_graph_shows_its_slots_and_binding_properties() -> None:
+    compiled = builder_program().compiled
+    lines = repr(compiled).splitlines()
+    assert lines[0] == "<dmlpy.CompiledOperator IDMLCompiledOperator (graph) flags=DML_EXECUTION_FLAG_NONE"
+    assert lines[1].startswith("    inputs:  ") and "DML_BUFFER_TENSOR_DESC(FLOAT32, {4, 2, 4, 4}, DML_TENSOR_FLAG_OWNED_BY_DML)" in lines[1]
+    props = compiled.get_binding_properties()
+    assert lines[-1] == f"    DML_BINDING_PROPERTIES(RequiredDescriptorCount={props.RequiredDescriptorCount}, TemporaryResourceSize={props.TemporaryResourceSize}, PersistentResourceSize={props.PersistentResourceSize})>"
+    table = rows(parse(compiled._repr_html_()))
+    assert [row[0] for row in table] == ["input 0", "input 1", "output 0", "output 1"]
+    assert table[1][3] == "OWNED_BY_DML"
+
+
 def test_a_cyclic_graph_still_displays() -> None:
     device = dmlpy.create_device(backend="numpy")
     a, b = (device.create_operator(DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC(buffer_tensor("float32", (1, 4)), buffer_tensor("float32", (1, 4)))) for _ in range(2))
