@@ -569,6 +569,9 @@ def tensor_layout(desc: Any = None, *, sizes: Sequence[int] | None = None, strid
         raise ValueError(msg)
     data_type_ = as_data_type(desc.DataType)
     bits = ELEMENT_BITS.get(data_type_, 0)
+    if not bits:
+        msg = f"DataType {data_type_.name} has no element size to lay out"
+        raise ValueError(msg)
     minimum = calc_buffer_tensor_size(data_type_, shape, element_strides)
     total = max(int(desc.TotalTensorSizeInBytes), minimum)
     count = math.prod(shape)

@@ -110,6 +110,8 @@ def test_a_pooling_desc_the_validator_rejects_is_not_drawn() -> None:
         pytest.param(lambda: pictures.pooling_windows(input_size=(4, 4), window=(2, 2, 2)), ValueError, id="a window per axis must match the axes"),
         pytest.param(lambda: pictures.pooling_windows(buffer_tensor("float32", (1, 2))), TypeError, id="a tensor is not a pooling desc"),
         pytest.param(lambda: pictures.tensor_layout(sizes=(1, 1, 100, 100)), ValueError, id="a picture too large to read is refused"),
+        pytest.param(lambda: pictures.tensor_layout(sizes=(2, 2), data_type=dmlpy.DML_TENSOR_DATA_TYPE.UNKNOWN), ValueError, id="an UNKNOWN data type has no layout"),
+        pytest.param(lambda: pictures.tensor_layout(sizes=(2, 0)), ValueError, id="a zero size has no layout"),
     ],
 )
 def test_bad_arguments_get_a_clear_error(call: object, error: type[Exception]) -> None:
@@ -218,6 +220,12 @@ def test_tensor_layout_puts_each_element_at_its_strided_offset(sizes: tuple[int,
     numbers = iter(texts(root, "slot-number"))
     assert ["" if "unused" in r.get("class").split() else next(numbers) for r in drawn] == slots
     assert [int(t) for t in texts(root, "logical-number")] == list(range(int(np.prod(sizes))))
+
+
+def test_four_bit_elements_take_half_a_byte_each() -> None:
+    root = parse(pictures.tensor_layout(sizes=(1, 3), data_type=dmlpy.DML_TENSOR_DATA_TYPE.UINT4))
+    assert len(shapes(root, "rect", "slot")) == 8  # 3 nibbles round up to 4 bytes: 8 slots
+    assert texts(root, "slot-number") == ["0", "1", "2"]
 
 
 def test_tensor_layout_takes_a_desc_and_draws_its_whole_buffer() -> None:
