@@ -185,6 +185,11 @@ class DML_BINDING_PROPERTIES:  # noqa: N801 - the C name
     TemporaryResourceSize: int
     PersistentResourceSize: int
 
+    def _repr_html_(self) -> str:
+        from dmlpy.display import properties_html  # noqa: PLC0415 - display sits above binding
+
+        return properties_html(self)
+
 
 @dataclass
 class DML_BINDING_TABLE_DESC:  # noqa: N801 - the C name

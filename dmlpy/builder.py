@@ -495,6 +495,14 @@ class GraphProgram:
         self._inputs = inputs
         self._outputs = outputs
 
+    def __repr__(self) -> str:
+        return f"<dmlpy.GraphProgram inputs {self.input_names} -> outputs {self.output_names}, {self.graph_desc.NodeCount} nodes>"
+
+    def _repr_html_(self) -> str:
+        from dmlpy.pictures import graph_picture  # noqa: PLC0415 - pictures sit above the builder
+
+        return f"<div>{graph_picture(self)}</div>"
+
     def __call__(self, **arrays: Any) -> dict[str, np.ndarray]:
         unknown = set(arrays) - set(self.input_names)
         missing = [n for n in self.input_names if n not in arrays]

@@ -144,6 +144,16 @@ class Operator:
         """The OPERATOR.NOT_EMULATED findings: no kernel runs this operator (or its fused activation) yet."""
         return [f for f in self._warnings if f.rule == NOT_EMULATED.id]
 
+    def __repr__(self) -> str:
+        from dmlpy.display import operator_repr  # noqa: PLC0415 - display sits above the device
+
+        return operator_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import operator_html  # noqa: PLC0415
+
+        return operator_html(self)
+
 
 class CompiledOperator:
     """IDMLCompiledOperator: an operator ready to bind; OWNED_BY_DML inputs live in its persistent resource.
@@ -206,6 +216,16 @@ class CompiledOperator:
     @property
     def name(self) -> str:
         return self._operator.name
+
+    def __repr__(self) -> str:
+        from dmlpy.display import compiled_repr  # noqa: PLC0415 - display sits above the device
+
+        return compiled_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import compiled_html  # noqa: PLC0415
+
+        return compiled_html(self)
 
     def input_slots(self) -> list[Slot]:
         return copy.deepcopy(self._inputs)
@@ -387,6 +407,16 @@ class Device:
     @property
     def backend_name(self) -> str:
         return self._backend.name
+
+    def __repr__(self) -> str:
+        from dmlpy.display import device_repr  # noqa: PLC0415 - display sits above the device
+
+        return device_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import device_html  # noqa: PLC0415
+
+        return device_html(self)
 
     # --- lifetime ---------------------------------------------------------------------
 

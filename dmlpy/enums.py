@@ -71,6 +71,28 @@ def _export_c_constants() -> dict[str, enum.Enum]:
 C_CONSTANTS = _export_c_constants()
 globals().update(C_CONSTANTS)
 
+
+def c_text(member: enum.Enum) -> str:
+    """A value as C code spells it: ``DML_TENSOR_DATA_TYPE_FLOAT32``, ``E_INVALIDARG``, flags joined by ``|``."""
+    if isinstance(member, enum.Flag):
+        parts = [c_name(m) for m in type(member) if m.value and m.value & member.value == m.value]
+        rest = member.value & ~sum(m.value for m in type(member) if m.value & member.value == m.value)
+        if not parts and not rest:
+            zero = type(member)._value2member_map_.get(0)
+            return c_name(zero) if zero is not None else "0"
+        return " | ".join(parts + ([hex(rest)] if rest else []))
+    return c_name(member)
+
+
+# print() and str() say the C name; format() and f-strings keep the number, as IntEnum's do
+def _number_format(member: enum.Enum, spec: str) -> str:
+    return format(int(member.value), spec)
+
+
+for _enum_type in ENUMS:
+    _enum_type.__str__ = c_text  # type: ignore[method-assign,assignment]
+    _enum_type.__format__ = _number_format  # type: ignore[method-assign,assignment] - int's and Enum's would follow __str__
+
 __all__ = [e.__name__ for e in ENUMS] + [
     "C_CONSTANTS",
     "ENUM_SINCE",
@@ -82,5 +104,6 @@ __all__ = [e.__name__ for e in ENUMS] + [
     "DML_TENSOR_DIMENSION_COUNT_MAX",
     "DML_TENSOR_DIMENSION_COUNT_MAX1",
     "c_name",
+    "c_text",
     *C_CONSTANTS,
 ]

@@ -86,6 +86,15 @@ class Report:
             return "no findings"
         return "\n".join(f"{f.severity.value}: {f}" for f in self.findings)
 
+    def __repr__(self) -> str:
+        counts = f"{len(self.errors)} errors, {len(self.warnings)} warnings"
+        return f"<dmlpy.Report {counts}>" if not self.findings else f"<dmlpy.Report {counts}\n{self}>"
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import report_html  # noqa: PLC0415 - display sits above everything it shows
+
+        return report_html(self)
+
 
 class DmlError(Exception):
     """A DirectML call failed. ``hresult`` is what DirectML returns; ``findings`` say why."""
@@ -116,6 +125,11 @@ class DmlError(Exception):
             head += f": {self.summary}"
         lines = [head] + [f"  {f}" for f in self.findings]
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import error_html  # noqa: PLC0415 - display sits above everything it shows
+
+        return error_html(self)
 
 
 class DmlWarning(UserWarning):

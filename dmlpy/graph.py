@@ -103,6 +103,16 @@ class DML_GRAPH_DESC:  # noqa: N801 - the C name
     IntermediateEdgeCount: int = 0
     IntermediateEdges: Sequence[DML_GRAPH_EDGE_DESC] | None = None
 
+    def __repr__(self) -> str:
+        from dmlpy.display import graph_repr  # noqa: PLC0415 - display sits above graph
+
+        return graph_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import graph_html  # noqa: PLC0415
+
+        return graph_html(self)
+
 
 def input_edge(graph_input: int, to_node: int, to_input: int = 0, name: str | None = None) -> DML_GRAPH_EDGE_DESC:
     return DML_GRAPH_EDGE_DESC(DML_GRAPH_EDGE_TYPE.INPUT, DML_INPUT_GRAPH_EDGE_DESC(graph_input, to_node, to_input, name))
@@ -603,6 +613,16 @@ class CompiledGraph:
     @property
     def persistent_offsets(self) -> dict[str, int]:
         return dict(self._plan.persistent_offsets)
+
+    def __repr__(self) -> str:
+        from dmlpy.display import compiled_repr  # noqa: PLC0415 - display sits above graph
+
+        return compiled_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import compiled_html  # noqa: PLC0415
+
+        return compiled_html(self)
 
     def input_slots(self) -> list[Slot]:
         return copy.deepcopy(self._plan.input_slots)

@@ -484,7 +484,24 @@ class OperatorFacts:
 
 
 class CStruct:
-    """Base of every desc dataclass: ``str()`` prints the C++ that builds it."""
+    """Base of every desc dataclass: ``str()`` prints the C++ that builds it, ``repr()`` one field a line."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # @dataclass writes its own __repr__ unless the class body has one; this runs before
+        # the decorator, so every desc keeps the short multi-line form
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = CStruct.__repr__  # type: ignore[method-assign]
+
+    def __repr__(self) -> str:
+        from dmlpy.display import desc_repr  # noqa: PLC0415 - display sits above every desc module
+
+        return desc_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dmlpy.display import desc_html  # noqa: PLC0415
+
+        return desc_html(self)
 
     def __str__(self) -> str:
         return to_cpp(self)
