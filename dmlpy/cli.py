@@ -12,7 +12,7 @@ Commands::
     dmlpy info                                   version, backend, operators, feature levels
     dmlpy rules [--markdown]                     every validation rule id
 
-``MODEL.json`` is a DxDispatch model (reference section 6); ``MODEL.onnx`` goes through
+``MODEL.json`` is a DxDispatch model (DxDispatch's model format); ``MODEL.onnx`` goes through
 ``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok, 1 validation errors (or a model
 DirectML would reject), 2 usage errors (bad arguments, unreadable files). Findings and progress
 go where scripts expect them: results on stdout, progress and errors on stderr.

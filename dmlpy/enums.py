@@ -3,7 +3,7 @@
 Each enum is named like its C type and its members by the C suffix
 (``DML_TENSOR_DATA_TYPE.FLOAT32``). Every C constant is also exported under its full
 name (``DML_TENSOR_DATA_TYPE_FLOAT32``) so C code transliterates line by line.
-Values: reference sections 1.5, 2.2, 2.3, 5.3-5.8 and appendix A.
+Values: DirectML.h (https://learn.microsoft.com/windows/win32/api/directml/).
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ class DML_FEATURE(enum.IntEnum):
 
 
 class HRESULT(enum.IntEnum):
-    """The HRESULTs DirectML returns (reference 5.8), as unsigned 32-bit values."""
+    """The HRESULTs DirectML returns (DirectML's error-code page), as unsigned 32-bit values."""
 
     S_OK = 0x00000000
     E_INVALIDARG = 0x80070057

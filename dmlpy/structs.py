@@ -35,7 +35,7 @@ FIELD_RANGE = rule(
 FIELD_DIMENSION_COUNT = rule(
     "FIELD.DIMENSION_COUNT_UNDERIVABLE",
     "A DimensionCount left as None can be derived: the arrays it sizes are present.",
-    source="dmlpy DESIGN section 3",
+    source="docs/deviations.md",
 )
 
 
@@ -208,7 +208,7 @@ def _normalize_operator(value: Any, path: str) -> Any:
 
 
 def _derive_dimension_count(desc: Any, path: str) -> None:
-    """Fill ``DimensionCount=None`` from the arrays it counts (DESIGN section 3)."""
+    """Fill ``DimensionCount=None`` from the arrays it counts."""
     fields = dataclasses.fields(desc)
     counted = [f for f in fields if kind_of(f) is Kind.DIMENSION_COUNT]
     if not counted or getattr(desc, counted[0].name) is not None:

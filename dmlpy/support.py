@@ -34,7 +34,7 @@ class TensorSupport:
 
 @dataclass(frozen=True)
 class TensorSlot:
-    """A tensor field of an operator desc; slot order is field order (reference 3.9)."""
+    """A tensor field of an operator desc; slot order is field order (DirectML's operator schema)."""
 
     name: str
     kind: str  # "input" or "output"
@@ -80,7 +80,7 @@ def _add(support: OperatorSupport) -> None:
     OPERATORS[support.operator_type] = support
 
 
-# Reference 3.1: 4 to 5 dims, FLOAT32/FLOAT16, at every feature level.
+# the DML_AVERAGE_POOLING_OPERATOR_DESC page: 4 to 5 dims, FLOAT32/FLOAT16, at every feature level.
 _add(
     OperatorSupport(
         OP.AVERAGE_POOLING,
@@ -90,7 +90,7 @@ _add(
         "ns-directml-dml_average_pooling_operator_desc",
     )
 )
-# Reference 3.2: as AVERAGE_POOLING, introduced at FL 6.2.
+# the DML_AVERAGE_POOLING1_OPERATOR_DESC page: as AVERAGE_POOLING, introduced at FL 6.2.
 _add(
     OperatorSupport(
         OP.AVERAGE_POOLING1,
@@ -101,7 +101,7 @@ _add(
     )
 )
 
-# Reference 3.5-3.7: exactly 4-D; data types as the pages print each feature level's row.
+# the space-to-depth and depth-to-space pages: exactly 4-D; data types as the pages print each feature level's row.
 _SPACE_DEPTH_TYPES_2_1 = (DT.FLOAT32, DT.FLOAT16, DT.INT32, DT.INT16, DT.INT8, DT.UINT32, DT.UINT16, DT.UINT8)
 _SPACE_DEPTH_TYPES_5_0 = (
     DT.FLOAT64, DT.FLOAT32, DT.FLOAT16, DT.INT64, DT.INT32, DT.INT16, DT.INT8, DT.UINT64, DT.UINT32, DT.UINT16, DT.UINT8,
@@ -119,7 +119,7 @@ for _op, _introduced, _page in (
 ):
     _add(OperatorSupport(_op, _introduced, _IN_OUT, {level: row for level, row in _SPACE_DEPTH_ROWS.items() if level >= _introduced}, _page))
 
-# Reference 3.4 and 3.9: CONVOLUTION's slots are InputTensor, FilterTensor, BiasTensor (optional), OutputTensor.
+# the DML_CONVOLUTION_OPERATOR_DESC page and DirectML's operator schema: CONVOLUTION's slots are InputTensor, FilterTensor, BiasTensor (optional), OutputTensor.
 # FL 1.0 to 3.1: 4 to 5 dims; FL 4.0 adds 3-D tensors (1-D convolution). FLOAT32/FLOAT16 throughout.
 _CONVOLUTION_TENSORS = ("InputTensor", "FilterTensor", "BiasTensor", "OutputTensor")
 _add(
@@ -140,7 +140,7 @@ _add(
     )
 )
 
-# Reference 3.8 (and each ns-directml-dml_activation_*_operator_desc page): FL 1.0 exactly 4-D,
+# the activation pages (and each ns-directml-dml_activation_*_operator_desc page): FL 1.0 exactly 4-D,
 # FL 2.0 4 to 5, FL 3.0 1 to 8, FLOAT32/FLOAT16. GELU arrives at FL 5.1 with 1 to 8.
 _ACTIVATION_ROWS = {
     FL.LEVEL_1_0: _same_for_all(("InputTensor", "OutputTensor"), TensorSupport((4, 4), FLOATS)),
@@ -173,7 +173,7 @@ _add(
 def data_type_supported(data_type: DT, feature_level: FL) -> bool:
     """What the emulated device answers to DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT.
 
-    The 64-bit types arrive with FL 3.0 and the 4-bit ones with FL 6.3 (reference 1.5, 8).
+    The 64-bit types arrive with FL 3.0 and the 4-bit ones with FL 6.3 (the DML_TENSOR_DATA_TYPE page and the DML_FEATURE_LEVEL page).
     """
     if data_type == DT.UNKNOWN:
         return False

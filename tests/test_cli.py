@@ -1,8 +1,8 @@
 """The command line: every command through ``cli.main(argv)`` and through a real ``python -m dmlpy``.
 
-Exit codes are DESIGN's (style anchors 2.9): 0 ok, 1 validation errors, 2 usage errors. Expected
-values are independent of dmlpy: the reference's average-pooling example (6.5: 0..15 pooled 2x2
-stride 2 is 2.5, 4.5, 10.5, 12.5), DMLCalcBufferTensorSize worked by hand (reference 1.4), and
+Exit codes, as the CLI's help states them: 0 ok, 1 validation errors, 2 usage errors. Expected
+values are independent of dmlpy: DxDispatch's average-pooling example model (0..15 pooled 2x2
+stride 2 is 2.5, 4.5, 10.5, 12.5), DMLCalcBufferTensorSize worked by hand (DirectML's helper functions page), and
 onnxruntime for ONNX models. ONNX tests skip until ``dmlpy/interop/onnx.py`` exists.
 """
 
@@ -384,7 +384,7 @@ def test_info_names_the_backend_operators_and_headers(capsys: pytest.CaptureFixt
 
 def test_info_prints_a_single_rank_once_and_a_range_with_a_dash(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run_cli(capsys, "info")
-    # Space-to-depth takes exactly 4-D tensors; pooling takes 4-D or 5-D (reference 3.5, 3.1)
+    # Space-to-depth takes exactly 4-D tensors; pooling takes 4-D or 5-D (the DML_SPACE_TO_DEPTH_OPERATOR_DESC page and the DML_AVERAGE_POOLING_OPERATOR_DESC page)
     assert "InputTensor 4D FLOAT32/FLOAT16, OutputTensor 4D" in out and "InputTensor 4-5D" in out
     assert "4-4D" not in out
 

@@ -1,6 +1,6 @@
 """DxDispatch JSON models: write what dmlpy validated so Windows can run it unchanged, and read them back.
 
-A model (reference section 6) has ``resources`` (buffers with initial values),
+A model (DxDispatch's model format) has ``resources`` (buffers with initial values),
 ``dispatchables`` (DML operators with their desc in C field names) and ``commands``
 (``dispatch``, ``print``, ``writeFile``). ``dxdispatch -d model.json`` on Windows runs it under
 the real DirectML debug layer.

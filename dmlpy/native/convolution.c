@@ -4,7 +4,7 @@
  * spatial dims, groups, dilations, start/end/output padding, optional bias, optional fused activation,
  * any element strides on every tensor.
  *
- * Semantics: notes/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
+ * Semantics: docs/convolution-semantics.md (the contract with the NumPy kernels). W' is the filter,
  * flipped along every spatial axis in Mode CONVOLUTION. Spatial sizes: in, out; computed outputs are
  * o < outc = out - OutputPadding (the trailing OutputPadding positions are 0 before bias/activation).
  *   FORWARD   y[n, oc, o] = sum_{ic, k} x[n, g*Cin_g + ic, o*s + k*d - sp] * W'[oc, ic, k]

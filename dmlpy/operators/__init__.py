@@ -1,6 +1,6 @@
 """The operator registry: every operator family registers its desc, rules and NumPy kernel here.
 
-The device knows operators only through this registry (DESIGN section 2), so adding an
+The device knows operators only through this registry, so adding an
 operator family is one module that calls ``register``.
 """
 

@@ -631,7 +631,7 @@ def test_native_output_with_aliasing_elements_takes_one_of_their_values() -> Non
 
 
 # ---------------------------------------------------------------------------------------
-# The native kernel re-checks what it relies on and refuses with a status (DESIGN section 7)
+# The native kernel re-checks what it relies on and refuses with a status
 
 
 def native_dispatch(
