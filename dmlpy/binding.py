@@ -1,9 +1,9 @@
 """Buffers and bindings: DML_BUFFER_BINDING, DML_BINDING_DESC, binding properties and tables.
 
 A ``Buffer`` stands in for a DEFAULT-heap ID3D12Resource. A ``BindingTable`` checks every
-binding rule of reference 5.5 when the binding is made. The Bind* methods return void in
+binding rule of DirectML's binding documentation when the binding is made. The Bind* methods return void in
 DirectML, so a broken rule there removes the device: dmlpy raises at once with the rule and
-records the removal on the device (DESIGN section 4).
+records the removal on the device.
 """
 
 from __future__ import annotations
@@ -293,12 +293,12 @@ class BoundRange:
 
 
 # ---------------------------------------------------------------------------------------
-# Rules of reference 5.5
+# Rules of DirectML's binding documentation
 
 INPUT_COUNT = rule("BINDING.INPUT_COUNT", "BindInputs gets exactly one binding per input slot, optional slots included.", source="nf-directml-idmlbindingtable-bindinputs")
 OUTPUT_COUNT = rule("BINDING.OUTPUT_COUNT", "BindOutputs gets exactly one binding per output slot, optional slots included.", source="nf-directml-idmlbindingtable-bindoutputs")
 BINDING_TYPE = rule("BINDING.TYPE", "A binding is NONE or BUFFER; BUFFER_ARRAY only for initializer inputs, one per target operator.", source="ns-directml-dml_binding_desc; dml-binding")
-UNBOUND = rule("BINDING.TENSOR_UNBOUND", "Every tensor the desc describes is bound (an optional tensor whose desc is given is required too).", source="dml-binding; DESIGN section 5")
+UNBOUND = rule("BINDING.TENSOR_UNBOUND", "Every tensor the desc describes is bound (an optional tensor whose desc is given is required too).", source="dml-binding; docs/deviations.md")
 ABSENT_BOUND = rule("BINDING.ABSENT_TENSOR_BOUND", "A slot whose tensor desc is NULL takes DML_BINDING_TYPE_NONE.", source="nf-directml-idmlbindingtable-bindinputs")
 OWNED_AT_EXECUTE = rule("BINDING.OWNED_INPUT_AT_EXECUTE", "An OWNED_BY_DML input is bound at initialize and takes NONE at execute.", source="ne-directml-dml_tensor_flags")
 NOT_OWNED_AT_INIT = rule("BINDING.UNOWNED_INPUT_AT_INITIALIZE", "An initializer binds only the OWNED_BY_DML inputs; the other entries are empty.", source="dml-binding")

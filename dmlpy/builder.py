@@ -297,7 +297,7 @@ class GraphBuilder:
         ``filter[1] * groups`` channels and spatial sizes
         ``(in - 1) * s + (k - 1) * d + 1 - start - end + output_padding``.
         ``output_padding`` has ONNX's meaning: it enlarges the output (those positions are
-        computed), and the desc's OutputPadding stays 0, as onnxruntime maps it (reference 4.2).
+        computed), and the desc's OutputPadding stays 0, as onnxruntime maps it (onnxruntime's DirectML provider).
         An explicit ``output_sizes`` (ONNX's output_shape) wins over ``output_padding``.
         """
         return self._convolution("conv_transpose", DML_CONVOLUTION_DIRECTION.BACKWARD, x, filter, bias, strides, dilations, start_padding, end_padding,
@@ -566,7 +566,7 @@ def _is_positive(value: Any) -> bool:
 
 
 def _convolution_sizes(x: Sequence[int], w: Sequence[int], strides: Any, dilations: Any, start: Any, end: Any, extra: Any, groups: Any, *, backward: bool) -> tuple[int, ...]:
-    """``{N, Cout, spatial...}`` by reference 3.4's formulas, axis by axis; an axis no formula fits gets 1."""
+    """``{N, Cout, spatial...}`` by the DML_CONVOLUTION_OPERATOR_DESC page's formulas, axis by axis; an axis no formula fits gets 1."""
     try:
         channels = int(w[1]) * int(groups) if backward else int(w[0])
     except _INFERENCE_ERRORS:

@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -91,6 +92,24 @@ def _info(_: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_API_PAGES = "https://learn.microsoft.com/windows/win32/api/directml/"
+_GUIDE_PAGES = "https://learn.microsoft.com/windows/ai/directml/"
+
+
+def _linked_sources(source: str) -> str:
+    """A rule's sources with DirectML's page slugs and the repository's docs turned into links."""
+    parts = []
+    for part in (p.strip() for p in source.split(";")):
+        if re.fullmatch(r"n[sfen]-directml-[a-z0-9_]+", part):
+            part = f"[{part}]({_API_PAGES}{part})"
+        elif re.fullmatch(r"dml-[a-z0-9-]+", part):
+            part = f"[{part}]({_GUIDE_PAGES}{part})"
+        elif re.fullmatch(r"docs/[a-z0-9-]+\.md", part):
+            part = f"[{part}]({part.removeprefix('docs/')})"
+        parts.append(part)
+    return "; ".join(parts)
+
+
 def render_rules_markdown() -> str:
     """docs/rules.md: every rule from the registry and every support table, so docs cannot drift."""
     # the interop modules declare rules too; import them so the page never depends on what ran before
@@ -110,7 +129,7 @@ def render_rules_markdown() -> str:
     for family in sorted(families):
         lines += [f"## {family}", "", "| id | severity | rule | source |", "|---|---|---|---|"]
         for declared in sorted(families[family], key=lambda r: r.id):
-            lines.append(f"| `{declared.id}` | {declared.severity.value} | {declared.statement} | {declared.source} |")
+            lines.append(f"| `{declared.id}` | {declared.severity.value} | {declared.statement} | {_linked_sources(declared.source)} |")
         lines.append("")
     lines += ["## Tensor support by operator and feature level", ""]
     lines += ["From `dmlpy/data/support/<family>.json`. Operators not listed here have no support data yet:", "their tensors get the generic tensor rules only.", ""]

@@ -5,7 +5,7 @@ CreateOperator: every error finding goes into one ``DmlError`` (E_INVALIDARG), w
 to ``warnings.warn`` (or become errors on a ``strict`` device). Where DirectML would remove
 the device (a void Bind* or RecordDispatch misuse), dmlpy raises at that call and the device
 stays removed: ``get_device_removed_reason()`` returns the cause and every later call
-raises DXGI_ERROR_DEVICE_REMOVED (DESIGN section 4).
+raises DXGI_ERROR_DEVICE_REMOVED.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from dmlpy._dml_enums import C_PREFIXES, ENUM_SINCE, VALUE_SINCE, DML_FEATURE_LE
 
 
 class HRESULT(enum.IntEnum):
-    """The HRESULTs DirectML returns (reference 5.8), as unsigned 32-bit values."""
+    """The HRESULTs DirectML returns (DirectML's error-code page), as unsigned 32-bit values."""
 
     S_OK = 0x00000000
     E_INVALIDARG = 0x80070057

@@ -4,7 +4,7 @@
 required binding made, temporary and persistent resources present, outputs not overlapping
 inputs), then asks the dispatchable for a runner over exactly the bound bytes. With
 ``DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE`` the same happens at execute instead, because
-bindings may change until the list is submitted (reference 5.5 rule 11).
+bindings may change until the list is submitted (DirectML's binding documentation: https://learn.microsoft.com/windows/ai/directml/dml-binding).
 """
 
 from __future__ import annotations

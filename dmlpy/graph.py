@@ -1,7 +1,7 @@
 """DirectML graphs: DML_GRAPH_DESC and its nodes and edges, validation, planning and execution.
 
 ``IDMLDevice1::CompileGraph`` takes operators (already created, so already validated) wired
-by edges. This module checks every graph rule of reference 5.4, orders the nodes, places
+by edges. This module checks every graph rule of the DML_GRAPH_DESC page, orders the nodes, places
 every intermediate tensor in the temporary resource (reusing the memory of tensors that are
 dead) and every OWNED_BY_DML graph input in the persistent resource, and gives back a
 dispatchable that binds like one operator: inputs by GraphInputIndex, outputs by
@@ -37,7 +37,7 @@ from dmlpy.rules import Checker, fmt, rule
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 # ---------------------------------------------------------------------------------------
-# The structs (reference 5.4)
+# The structs (the DML_GRAPH_DESC page)
 
 
 @dataclass
@@ -164,9 +164,9 @@ def graph_desc(
 
 
 # ---------------------------------------------------------------------------------------
-# Rules (reference 5.4)
+# Rules (the DML_GRAPH_DESC page)
 
-FEATURE_LEVEL = rule("GRAPH.FEATURE_LEVEL", "IDMLDevice1::CompileGraph exists from DML_FEATURE_LEVEL_2_1.", source="reference 5.4: the header gates the graph API at 0x2100")
+FEATURE_LEVEL = rule("GRAPH.FEATURE_LEVEL", "IDMLDevice1::CompileGraph exists from DML_FEATURE_LEVEL_2_1.", source="the DML_GRAPH_DESC page: the header gates the graph API at 0x2100")
 COUNTS = rule("GRAPH.COUNTS", "NodeCount and every edge count equal the length of their arrays.", source="ns-directml-dml_graph_desc")
 NODE_TYPE = rule("GRAPH.NODE_TYPE", "Each node is OPERATOR with a DML_OPERATOR_GRAPH_NODE_DESC, or CONSTANT (from FL 6.2) with a DML_CONSTANT_DATA_GRAPH_NODE_DESC.", source="ne-directml-dml_graph_node_type")
 NODE_OPERATOR = rule("GRAPH.NODE_OPERATOR", "An operator node holds an IDMLOperator created by the compiling device.", source="ns-directml-dml_operator_graph_node_desc")
@@ -192,7 +192,7 @@ OWNED_CONSISTENT = rule("GRAPH.OWNED_INPUT_INCONSISTENT", "All node inputs conne
 # ---------------------------------------------------------------------------------------
 # Planning
 
-# Unused graph inputs are legal (reference 5.4) but each still takes a binding slot; InputCount is
+# Unused graph inputs are legal (the DML_GRAPH_DESC page) but each still takes a binding slot; InputCount is
 # a UINT. Beyond this many, CompileGraph fails with E_OUTOFMEMORY instead of allocating billions
 # of slots (an emulator capacity, not a documented DirectML limit).
 MAX_GRAPH_INPUTS = 1 << 16

@@ -41,7 +41,7 @@ FIELD_RANGE = rule(
 FIELD_DIMENSION_COUNT = rule(
     "FIELD.DIMENSION_COUNT_UNDERIVABLE",
     "A DimensionCount left as None can be derived: the arrays it sizes are present.",
-    source="dmlpy DESIGN section 3",
+    source="docs/deviations.md",
 )
 
 

@@ -41,7 +41,7 @@ class TensorSupport:
 
 @dataclass(frozen=True)
 class TensorSlot:
-    """A tensor field of an operator desc; slot order is field order (reference 3.9)."""
+    """A tensor field of an operator desc; slot order is field order (DirectML's operator schema)."""
 
     name: str
     kind: str  # "input" or "output"
@@ -212,7 +212,7 @@ OPERATORS: dict[OP, OperatorSupport] = {}
 def data_type_supported(data_type: DT, feature_level: FL) -> bool:
     """What the emulated device answers to DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT.
 
-    The 64-bit types arrive with FL 3.0 and the 4-bit ones with FL 6.3 (reference 1.5, 8).
+    The 64-bit types arrive with FL 3.0 and the 4-bit ones with FL 6.3 (the DML_TENSOR_DATA_TYPE page and the DML_FEATURE_LEVEL page).
     """
     if data_type == DT.UNKNOWN:
         return False

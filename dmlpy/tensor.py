@@ -1,6 +1,6 @@
 """Tensor descriptions: DML_TENSOR_DESC, DML_BUFFER_TENSOR_DESC, their size rule and checks.
 
-Facts: reference section 1. ``calc_buffer_tensor_size`` is the DirectMLX variant of
+Facts: the DML_BUFFER_TENSOR_DESC page and DirectML's helper functions. ``calc_buffer_tensor_size`` is the DirectMLX variant of
 ``DMLCalcBufferTensorSize``: it counts bits (so 4-bit types work), accumulates in 64 bits,
 treats overflow as an error and rounds the result up to a multiple of 4 bytes.
 """
@@ -135,7 +135,7 @@ def nhwc_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     """Element strides that lay out NCHW/NCDHW ``sizes`` as NHWC/NDHWC (channels innermost).
 
     DirectML keeps ``Sizes`` in NCHW order and expresses other layouts through strides
-    (reference 1.3: sizes {1,1,3,5} -> strides {15,1,5,1}).
+    (the DML_BUFFER_TENSOR_DESC page: sizes {1,1,3,5} -> strides {15,1,5,1}).
     """
     sizes = ints_argument("nhwc_strides", "sizes", sizes)
     if len(sizes) < 3:
@@ -220,7 +220,7 @@ def calc_buffer_tensor_size(
     """DMLCalcBufferTensorSize (DirectMLX variant): the minimum bytes a tensor's buffer range needs.
 
     Packed: product(sizes) elements. Strided: the last reachable element index
-    ``sum((size - 1) * stride) + 1``. Then bits -> whole bytes -> round up to 4 (reference 1.4).
+    ``sum((size - 1) * stride) + 1``. Then bits -> whole bytes -> round up to 4 (DMLCalcBufferTensorSize of DirectML's helper functions).
     Returns 0 for no dimensions, an unknown type, or (strided) a zero size; raises
     ``ValueError`` where DirectMLX would throw on overflow.
     """
@@ -311,7 +311,7 @@ def buffer_tensor(
 
 
 # ---------------------------------------------------------------------------------------
-# Rules of reference 1.6
+# Tensor rules (docs/rules.md lists them)
 
 TYPE = rule("TENSOR.TYPE", "A present tensor has Type DML_TENSOR_TYPE_BUFFER.", source="ns-directml-dml_tensor_desc")
 DESC_NULL = rule("TENSOR.DESC_NULL", "A present DML_TENSOR_DESC points at a DML_BUFFER_TENSOR_DESC.", source="ns-directml-dml_tensor_desc")
@@ -329,7 +329,7 @@ TOTAL_SIZE = rule("TENSOR.TOTAL_SIZE_TOO_SMALL", "TotalTensorSizeInBytes >= DMLC
 TOTAL_SIZE_ALIGNMENT = rule(
     "TENSOR.TOTAL_SIZE_ALIGNMENT",
     "TotalTensorSizeInBytes is a multiple of 4 (bound buffers must be DWORD-sized; rejection of the desc itself is UNCONFIRMED).",
-    source="dml-helper-functions; DESIGN section 5",
+    source="dml-helper-functions; docs/deviations.md",
     severity=Severity.WARNING,
 )
 BASE_OFFSET_ALIGNMENT = rule("TENSOR.BASE_OFFSET_ALIGNMENT", "GuaranteedBaseOffsetAlignment is 0, or a power of two at least the element size.", source="ns-directml-dml_buffer_tensor_desc")
@@ -347,7 +347,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def check_tensor(  # noqa: C901, PLR0912 - one short step per rule of reference 1.6
+def check_tensor(  # noqa: C901, PLR0912 - one short step per rule of docs/rules.md
     ctx: Checker,
     tensor: DML_TENSOR_DESC | None,
     path: str,

@@ -6,8 +6,8 @@ padding=1) followed by ReLU):
     Y = Relu(ConvTranspose(X, W, B, kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1]))
     X {1, 16, 32, 32}   W {16, 8, 4, 4}   B {8}   ->   Y {1, 8, 64, 64}
 
-How each ONNX piece maps onto DML_CONVOLUTION_OPERATOR_DESC (reference 4.2, as onnxruntime's
-DirectML provider does it):
+How each ONNX piece maps onto DML_CONVOLUTION_OPERATOR_DESC (as onnxruntime's DirectML
+provider does it):
 
     ConvTranspose             -> Direction BACKWARD, Mode CROSS_CORRELATION (ONNX never flips the kernel)
     W {C, M/group, kH, kW}    -> FilterTensor unchanged: BACKWARD filters are {Cin, Cout/G, k...}

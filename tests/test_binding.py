@@ -705,7 +705,7 @@ def test_an_optional_tensor_the_desc_describes_must_be_bound() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# The native kernel re-checks what it is given (DESIGN section 7)
+# The native kernel re-checks what it is given
 
 
 def test_the_native_kernel_rejects_a_bound_buffer_smaller_than_its_tensor() -> None:

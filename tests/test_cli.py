@@ -1,8 +1,8 @@
 """The command line: every command through ``cli.main(argv)`` and through a real ``python -m dmlpy``.
 
-Exit codes are DESIGN's (style anchors 2.9): 0 ok, 1 validation errors, 2 usage errors. Expected
-values are independent of dmlpy: the reference's average-pooling example (6.5: 0..15 pooled 2x2
-stride 2 is 2.5, 4.5, 10.5, 12.5), DMLCalcBufferTensorSize worked by hand (reference 1.4), and
+Exit codes, as the CLI's help states them: 0 ok, 1 validation errors, 2 usage errors. Expected
+values are independent of dmlpy: DxDispatch's average-pooling example model (0..15 pooled 2x2
+stride 2 is 2.5, 4.5, 10.5, 12.5), DMLCalcBufferTensorSize worked by hand (DirectML's helper functions page), and
 onnxruntime for ONNX models. ONNX tests skip until ``dmlpy/interop/onnx.py`` exists.
 """
 

@@ -654,7 +654,7 @@ def test_create_binding_table_with_no_desc_gives_an_empty_table() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Binding properties (reference 5.5: implementation-defined values, fixed invariants)
+# Binding properties (DirectML's binding documentation: implementation-defined values, fixed invariants)
 
 
 @pytest.mark.parametrize("owned", [False, True], ids=["targets without owned inputs", "targets with an owned input"])

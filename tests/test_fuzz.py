@@ -18,7 +18,7 @@ What must hold, whatever happened:
   TotalTensorSizeInBytes))`` of an output binding (or the bound persistent resource of the
   initializer) may differ; inputs are never written;
 * ``validate`` and ``create_operator`` agree; every DmlError names registered rules; a DmlError
-  from a Bind* or RecordDispatch leaves the device removed (DESIGN section 4);
+  from a Bind* or RecordDispatch leaves the device removed;
 * an unmutated case runs without error.
 
 The cases are deterministic (seeded per batch and index). Memory is capped while a case runs

@@ -168,7 +168,7 @@ def _pool(rng: np.random.Generator, recipe: Recipe, x: tuple[int, ...]) -> tuple
         if keff > size + sp + ep:
             return None
         floor_size = (size + sp + ep - keff) // s + 1  # DML_AVERAGE_POOLING_OPERATOR_DESC remarks
-        ceil_ok = ceil and (size + sp + ep - keff) % s != 0 and floor_size * s < size + sp  # DESIGN section 5
+        ceil_ok = ceil and (size + sp + ep - keff) % s != 0 and floor_size * s < size + sp  # docs/deviations.md
         out.append(floor_size + (1 if ceil_ok else 0))
     params = {"window": window, "strides": strides, "start": start, "end": end, "dilations": dilations,
               "include_padding": bool(rng.integers(0, 2)), "ceil": tuple(out) != tuple(pooled(x, window, strides, start, end, dilations)),
@@ -217,7 +217,7 @@ def _conv(rng: np.random.Generator, recipe: Recipe, x: tuple[int, ...], *, backw
     for size, k, s, d, sp, ep, op in zip(spatial, kernel, strides, dilations, start, end, extra, strict=True):
         keff = (k - 1) * d + 1
         if backward:
-            size_out = (size - 1) * s + keff - sp - ep + op  # reference 3.4; ONNX ConvTranspose
+            size_out = (size - 1) * s + keff - sp - ep + op  # the DML_CONVOLUTION_OPERATOR_DESC page; ONNX ConvTranspose
         else:
             if keff > size + sp + ep:
                 return None
@@ -242,7 +242,7 @@ def _space_depth(rng: np.random.Generator, recipe: Recipe, x: tuple[int, ...], *
         return None  # BlockSize 1 (the identity) now and then, not whenever nothing else fits
     b = blocks[int(rng.integers(0, len(blocks)))]
     order = DML_DEPTH_SPACE_ORDER(int(rng.integers(0, 2)))
-    out = (n, c * b * b, h // b, w // b) if to_depth else (n, c // (b * b), h * b, w * b)  # reference 3.5-3.7
+    out = (n, c * b * b, h // b, w // b) if to_depth else (n, c // (b * b), h * b, w * b)  # the space-to-depth and depth-to-space pages
     if out[1] > 32:
         return None
     return {"block_size": b, "order": order, "plain": order == DCR and rng.random() < 0.5}, out
@@ -792,7 +792,7 @@ def test_conv_transpose_keeps_dml_output_padding_zero_and_reads_a_1_d_bias_as_dm
     y = g.conv_transpose(x, w, g.input("b", np.float32, (8,)), strides=2, start_padding=1, end_padding=1, output_padding=1)
     desc = g._nodes[-1].desc  # noqa: SLF001 - the desc the builder wrote
     assert y.sizes == (1, 8, 14, 14)
-    assert tuple(desc.OutputPadding) == (0, 0)  # ONNX output_padding enlarges OutputTensor instead (reference 4.2)
+    assert tuple(desc.OutputPadding) == (0, 0)  # ONNX output_padding enlarges OutputTensor instead (onnxruntime's DirectML provider)
     assert (desc.Direction, desc.Mode) == (DML_CONVOLUTION_DIRECTION.BACKWARD, DML_CONVOLUTION_MODE.CROSS_CORRELATION)
     assert tuple(desc.BiasTensor.Desc.Sizes) == (1, 8, 1, 1)  # ONNX's B {8}, joined by an edge of the same 32 bytes
     rng = np.random.default_rng(3)

@@ -1,6 +1,6 @@
 """Tensor descriptions: DMLCalcBufferTensorSize, the tensor helpers, and every TENSOR.* and FIELD.* rule.
 
-Expected numbers come from the DirectML documentation's worked examples (reference 1.3, 1.4)
+Expected numbers come from the DirectML documentation's worked examples (the DML_BUFFER_TENSOR_DESC page and DMLCalcBufferTensorSize of DirectML's helper functions)
 or are computed by hand in the case ids; none is produced by the code under test.
 """
 
@@ -36,18 +36,18 @@ UINT_MAX = 2**32 - 1
 
 
 # ---------------------------------------------------------------------------------------
-# calc_buffer_tensor_size (DirectMLX variant, reference 1.4)
+# calc_buffer_tensor_size (DirectMLX variant, DMLCalcBufferTensorSize of DirectML's helper functions)
 
 
 @pytest.mark.doc_example
 def test_packed_float16_1x1x1x3_needs_8_bytes_as_the_docs_say() -> None:
-    # reference 1.4: 3 elements * 2 bytes = 6, rounded up to 8
+    # DMLCalcBufferTensorSize of DirectML's helper functions: 3 elements * 2 bytes = 6, rounded up to 8
     assert calc_buffer_tensor_size(DT.FLOAT16, [1, 1, 1, 3]) == 8
 
 
 @pytest.mark.doc_example
 def test_broadcast_float32_1x3x4x4_with_strides_0_1_0_0_needs_12_bytes_as_the_docs_say() -> None:
-    # reference 1.4: (2 * 1 + 1) * 4 = 12
+    # DMLCalcBufferTensorSize of DirectML's helper functions: (2 * 1 + 1) * 4 = 12
     assert calc_buffer_tensor_size(DT.FLOAT32, [1, 3, 4, 4], [0, 1, 0, 0]) == 12
 
 
@@ -670,7 +670,7 @@ def test_field_rules_hold_inside_tensor_descs(tensor_fields: dict[str, Any], rul
 
 
 def test_field_paths_inside_a_tensor_use_the_same_form_as_tensor_rule_paths() -> None:
-    # DESIGN section 4: the C field path reads `<desc>.InputTensor.Sizes[2]` (the type-tagged
+    # The README: the C field path reads `<desc>.InputTensor.Sizes[2]` (the type-tagged
     # Desc pointer is elided), which is the form TENSOR.* rules use. A FIELD.* finding about
     # the very same element must use the same path.
     tensor_rule = assert_rule(dmlpy.validate(pool(input_tensor=raw(sizes=(1, 1, 0, 4)))), "TENSOR.SIZE_ZERO")

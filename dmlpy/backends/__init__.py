@@ -1,7 +1,7 @@
 """Backends run a validated operator on bound memory: the native C library or NumPy.
 
 A backend knows nothing about bindings: it receives, per slot, the raw bytes of the bound
-range and the tensor desc that describes them (DESIGN section 2).
+range and the tensor desc that describes them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 NATIVE_REJECTED = rule(
     "NATIVE.REJECTED",
     "The native kernel's own re-check of the desc and buffers passed (it never trusts its caller).",
-    source="dmlpy DESIGN section 7",
+    source="docs/deviations.md",
 )
 
 

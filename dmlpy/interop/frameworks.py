@@ -10,7 +10,7 @@
 Every helper returns a ``FrameworkOperator``: the DirectML ``desc``, the framework's input and
 output shapes, and ``run(x)``, which takes and returns arrays in the framework's own shapes.
 
-* **TensorFlow SpaceToDepth / DepthToSpace** (reference 4.4): TensorFlow's order is DCR, so the
+* **TensorFlow SpaceToDepth / DepthToSpace** (TensorFlow's and nGraph's documentation): TensorFlow's order is DCR, so the
   desc is DML_SPACE_TO_DEPTH / DML_DEPTH_TO_SPACE (FL 1.0; the integer types need FL 2.1).
   DirectML keeps ``Sizes`` in NCHW order; ``data_format="NHWC"`` is said with NHWC
   ``Strides`` on both tensors, so the input buffer holds the TensorFlow array's bytes as they
@@ -22,7 +22,7 @@ output shapes, and ``run(x)``, which takes and returns arrays in the framework's
   StartPadding / EndPadding and IncludePadding. nGraph's output size
   ``ceil((p + d + q - w + 1) / s)`` is DirectML's floor formula ``(p + d + q - w) / s + 1``
   written another way; ``ceil_mode`` gives ``ceil((p + d + q - w) / s) + 1``, a larger output
-  tensor with the same padding (DirectML has no rounding field). DirectML (DESIGN section 5)
+  tensor with the same padding (DirectML has no rounding field). DirectML (docs/deviations.md)
   accepts that size only where the last window still starts inside input + padding below;
   nGraph's formula has no such rule, and the helper says so rather than guess. The divisor
   of a window that overhangs the padding above (ceil mode) counts the taps inside the padded

@@ -11,7 +11,7 @@
 ``onnx`` is an optional dependency (``pip install dmlpy[onnx]``): it is imported by the
 functions that read ONNX protos, never at module import.
 
-Operators and versions (reference 4.1-4.3; the ONNX operator pages, per opset):
+Operators and versions (onnxruntime's DirectML provider; the ONNX operator pages, per opset):
 
 =================  ===================  ==================================================
 ONNX               versions             DirectML
@@ -44,16 +44,16 @@ Decisions (each one is a test in tests/interop/test_onnx_import.py):
   list does not, and AveragePool-11's SAME line says ``floor(in / s)`` where its attribute text
   says ``ceil(in / s)``: the attribute text wins).
 * **ceil_mode** enlarges the output tensor and keeps the padding, as DirectML's callers do
-  (DirectML has no rounding field; reference 4.1). The extra window must start inside input +
+  (DirectML has no rounding field; onnxruntime's DirectML provider). The extra window must start inside input +
   start padding (PyTorch's rule, which ONNX adopted). Its divisor is DirectML's: with
-  IncludePadding TRUE, the taps inside the padded input (DESIGN section 5). That is what
+  IncludePadding TRUE, the taps inside the padded input (docs/deviations.md). That is what
   onnxruntime's CPU kernel and PyTorch compute (onnx.reference too for a one-element overhang;
   it spreads a longer one over both ends, which shifts its windows); a full-window reading of
   ONNX's "divided by the number of elements" (and older onnxruntime releases, onnxruntime
   issue #16203) divides by the whole kernel. ``ONNX.CEIL_MODE_DIVISOR`` names each such
   window and the exact alternative: add the overhang to EndPadding (IncludePadding TRUE, the
   output sizes unchanged), which ``ceil_mode_divisor="full_window"`` does for you.
-* **ConvTranspose** follows the ONNX definition, not onnxruntime's DirectML EP (appendix B):
+* **ConvTranspose** follows the ONNX definition, not onnxruntime's DirectML EP (docs/deviations.md):
   with ``output_shape``, ``total = s * (in - 1) + output_padding + keff - output_shape``;
   split ``start = total / 2`` for SAME_UPPER and ``start = total - total / 2`` otherwise
   (ConvTranspose-11 and -22). ConvTranspose-1's formula puts the odd element at the end for
@@ -62,7 +62,7 @@ Decisions (each one is a test in tests/interop/test_onnx_import.py):
   SAME_* without ``output_shape`` the output is ``in * s``; when the kernel is too short for
   that, the padding stays 0 and the output is the natural size (padding is never negative; ONNX's
   shape inference and onnxruntime give the same). ``output_padding`` only adds computed positions at the end: DirectML's
-  OutputPadding stays 0 and the output tensor is enlarged (reference 3.4, as every DirectML
+  OutputPadding stays 0 and the output tensor is enlarged (the DML_CONVOLUTION_OPERATOR_DESC page, as every DirectML
   caller does), so it must be below the stride. An ``output_shape`` past the full extent is
   read the same way (extra computed positions at the end, pads 0).
 * **Initializers** become CONSTANT graph nodes (``weights="constant"``, FL 6.2) or
@@ -72,7 +72,7 @@ Decisions (each one is a test in tests/interop/test_onnx_import.py):
   described as ``{1, M, 1, 1}``.
 * Where onnxruntime (1.31, CPU) departs from the ONNX pages, dmlpy follows ONNX; the tests
   compare with onnxruntime everywhere else: an AveragePool window wholly in padding without
-  count_include_pad is NaN here (0/0, DESIGN section 5; onnxruntime gives 0); AveragePool SAME_*
+  count_include_pad is NaN here (0/0, docs/deviations.md; onnxruntime gives 0); AveragePool SAME_*
   pads with the dilated kernel (onnxruntime and onnx.reference use the undilated one) and never
   negatively (onnxruntime raises or shifts the windows when the kernel is shorter than the
   stride); Conv SAME_* with dilations is mapped (onnxruntime refuses it); ConvTranspose-1..10's
@@ -137,17 +137,17 @@ FL = DML_FEATURE_LEVEL
 # Rules (docs/rules.md lists them with every other rule)
 
 _SPEC = "onnx.ai/onnx/operators (per opset)"
-UNSUPPORTED_OP = rule("ONNX.UNSUPPORTED_OP", "Every node is an operator and version the importer maps: AveragePool, GlobalAveragePool, Conv, ConvTranspose, SpaceToDepth, DepthToSpace, Relu, LeakyRelu, Sigmoid of the default domain.", source="DESIGN section 8")
-UNSUPPORTED_ATTRIBUTE = rule("ONNX.UNSUPPORTED_ATTRIBUTE", "Every attribute value is one the DirectML mapping can express (for example ConvTranspose output_padding below the stride).", source="reference 3.4, 4.1-4.3")
+UNSUPPORTED_OP = rule("ONNX.UNSUPPORTED_OP", "Every node is an operator and version the importer maps: AveragePool, GlobalAveragePool, Conv, ConvTranspose, SpaceToDepth, DepthToSpace, Relu, LeakyRelu, Sigmoid of the default domain.", source="docs/deviations.md")
+UNSUPPORTED_ATTRIBUTE = rule("ONNX.UNSUPPORTED_ATTRIBUTE", "Every attribute value is one the DirectML mapping can express (for example ConvTranspose output_padding below the stride).", source="the DML_CONVOLUTION_OPERATOR_DESC page and onnxruntime's DirectML provider")
 INVALID_ATTRIBUTE = rule("ONNX.INVALID_ATTRIBUTE", "Every attribute is one the operator's version defines, of its type, with a valid value (lengths, ranges, required attributes).", source=_SPEC)
-UNSUPPORTED_TYPE = rule("ONNX.UNSUPPORTED_TYPE", "Every element type has a DirectML data type.", source="reference 1.5")
+UNSUPPORTED_TYPE = rule("ONNX.UNSUPPORTED_TYPE", "Every element type has a DirectML data type.", source="the DML_TENSOR_DATA_TYPE page")
 SHAPE = rule("ONNX.SHAPE", "Every value has a static shape that the operator accepts (rank, kernel, bias and output_shape lengths, declared sizes).", source=_SPEC)
-UNSUPPORTED_GRAPH = rule("ONNX.UNSUPPORTED_GRAPH", "The graph is one a DML_GRAPH_DESC can say: a default-domain opset, nodes in topological order, outputs produced by nodes.", source="reference 5.4")
-FEATURE_LEVEL_RULE = rule("ONNX.FEATURE_LEVEL", "What a mapping needs is in the device's feature level: graphs 2.1, CONSTANT nodes 6.2, AVERAGE_POOLING1 (dilations) 6.2, the CRD order 2.1.", source="reference 8")
+UNSUPPORTED_GRAPH = rule("ONNX.UNSUPPORTED_GRAPH", "The graph is one a DML_GRAPH_DESC can say: a default-domain opset, nodes in topological order, outputs produced by nodes.", source="the DML_GRAPH_DESC page")
+FEATURE_LEVEL_RULE = rule("ONNX.FEATURE_LEVEL", "What a mapping needs is in the device's feature level: graphs 2.1, CONSTANT nodes 6.2, AVERAGE_POOLING1 (dilations) 6.2, the CRD order 2.1.", source="the DML_FEATURE_LEVEL page")
 CEIL_MODE_DIVISOR = rule(
     "ONNX.CEIL_MODE_DIVISOR",
     "AveragePool with ceil_mode=1 and count_include_pad=1: a window that overhangs the padded input is divided by its taps inside the padded input (DirectML, onnxruntime, PyTorch), not by the full kernel; add the overhang to EndPadding for the full-window divisor.",
-    source="DESIGN section 5; reference 4.1; onnxruntime issue #16203",
+    source="docs/deviations.md; onnxruntime's DirectML provider; onnxruntime issue #16203",
     severity=Severity.WARNING,
 )
 CONV_TRANSPOSE_PADS_SPLIT = rule(

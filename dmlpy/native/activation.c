@@ -90,7 +90,7 @@ int32_t dmlpy_activation_read(const DML_OPERATOR_DESC* desc, int fused, dmlpy_ac
     case DML_OPERATOR_ACTIVATION_GELU:
         act->kind = DMLPY_ACT_GELU;
         break;
-    /* Fusable per the reference (2.5) but without a native kernel here. */
+    /* Fusable per DirectML's fused-activation page, but without a native kernel here. */
     case DML_OPERATOR_ACTIVATION_SCALED_TANH:
     case DML_OPERATOR_ACTIVATION_THRESHOLDED_RELU:
     case DML_OPERATOR_ACTIVATION_CELU:

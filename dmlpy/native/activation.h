@@ -2,7 +2,7 @@
  * activation.h - element-wise activation functions shared by the standalone ACTIVATION_* operators
  * (activation.c) and the fused activation of CONVOLUTION (convolution.c). Private.
  *
- * Formulas (notes/convolution-semantics.md, reference 2.5 / 3.8), computed in float32:
+ * Formulas (docs/convolution-semantics.md; DirectML's activation and fused-activation pages), computed in float32:
  *   IDENTITY      x
  *   LINEAR        Alpha*x + Beta
  *   RELU          max(0, x)                      (NaN stays NaN)

@@ -1,7 +1,7 @@
 /*
  * pooling.c - DML_OPERATOR_AVERAGE_POOLING (56) and DML_OPERATOR_AVERAGE_POOLING1 (166).
  *
- * Semantics (DESIGN.md section 5, reference section 3.1/3.2). Spatial axis i is tensor axis i + 2. For
+ * Semantics (docs/deviations.md, the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_OPERATOR_DESC page). Spatial axis i is tensor axis i + 2. For
  * output position o_i the window taps sit at input positions p = o_i*Strides[i] + k*Dilations[i] -
  * StartPadding[i], k = 0 .. WindowSize[i]-1 (Dilations are 1 for AVERAGE_POOLING).
  *   sum     = sum of x over the taps with 0 <= p < in_i in every spatial dim (padding adds 0);

@@ -2,7 +2,7 @@
  * space_depth.c - DML_OPERATOR_SPACE_TO_DEPTH (68), DEPTH_TO_SPACE (69), DEPTH_TO_SPACE1 (113) and
  * SPACE_TO_DEPTH1 (114): pure data movement, bit for bit, for every element size (1, 2, 4, 8 bytes).
  *
- * Semantics (reference 3.5-3.7). A "space" tensor {N, C, H*B, W*B} and a "depth" tensor {N, C*B*B, H, W}
+ * Semantics (the space-to-depth and depth-to-space pages). A "space" tensor {N, C, H*B, W*B} and a "depth" tensor {N, C*B*B, H, W}
  * hold the same elements. Index both by (n, c, h, by, w, bx) with c < C, h < H, w < W, by, bx < B:
  *   space element (n, c, h*B + by, w*B + bx)
  *   depth element (n, oc, h, w), oc = (by*B + bx)*C + c   (DEPTH_COLUMN_ROW, the descs without Order)

@@ -49,7 +49,7 @@ int32_t dmlpy_tensor_from_desc(const DML_TENSOR_DESC* desc, dmlpy_tensor* out) {
     out->rank = rank;
 
     {
-        /* Sizes are nonzero and a buffer tensor holds at most 2^32 - 1 elements (reference 1.3). */
+        /* Sizes are nonzero and a buffer tensor holds at most 2^32 - 1 elements (the DML_BUFFER_TENSOR_DESC page). */
         uint64_t count = 1;
         for (i = 0; i < rank; ++i) {
             if (b->Sizes[i] == 0) return DMLPY_E_INVALID_DESC;

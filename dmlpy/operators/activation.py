@@ -1,6 +1,6 @@
 """Activations: the DML_ACTIVATION_*_OPERATOR_DESC structs, standalone and as a fused activation.
 
-Facts: reference 2.5 (structs, fusion rules), 3.8 (standalone tensor support) and the
+Facts: DirectML's fused-activation page (structs, fusion rules), the activation pages (standalone tensor support) and the
 ``ns-directml-dml_activation_*_operator_desc`` pages (formulas, in-place execution, the
 SOFTPLUS Steepness bound). Ten activations are emulated; their formulas:
 
@@ -101,7 +101,7 @@ DESC_CLASSES: dict[OP, type] = {
     OP.ACTIVATION_GELU: DML_ACTIVATION_GELU_OPERATOR_DESC,
 }
 
-# Reference 2.5 ([AI:dml-fused-activations]): every type DirectML accepts as a FusedActivation.
+# the fused-activation page (https://learn.microsoft.com/windows/ai/directml/dml-fused-activations): every type DirectML accepts as a FusedActivation.
 # ELEMENT_WISE_CLIP joins them for CONVOLUTION and GEMM from FL 6.0. dmlpy emulates the ten above.
 FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
     OP.ACTIVATION_LINEAR, OP.ACTIVATION_SIGMOID, OP.ACTIVATION_HARD_SIGMOID, OP.ACTIVATION_TANH,
@@ -133,7 +133,7 @@ def apply_fused(fused: DML_OPERATOR_DESC | None, y: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------
-# Builders with DirectMLX's defaults (reference 2.5, [DMLX] struct FusedActivation)
+# Builders with DirectMLX's defaults (the fused-activation page, DirectMLX.h's struct FusedActivation)
 
 
 class FusedActivation:
@@ -187,7 +187,7 @@ SAME_DATA_TYPE = rule("ACTIVATION.SAME_DATA_TYPE", "A standalone activation's In
 SAME_DIMENSION_COUNT = rule("ACTIVATION.SAME_DIMENSION_COUNT", "A standalone activation's InputTensor and OutputTensor have the same DimensionCount.", source="ns-directml-dml_activation_*_operator_desc")
 SAME_SIZES = rule("ACTIVATION.SAME_SIZES", "A standalone activation's InputTensor and OutputTensor have the same Sizes.", source="ns-directml-dml_activation_*_operator_desc")
 SOFTPLUS_STEEPNESS = rule("ACTIVATION.SOFTPLUS_STEEPNESS", "ACTIVATION_SOFTPLUS's Steepness is at least 1.", source="ns-directml-dml_activation_softplus_operator_desc")
-NOT_FUSABLE = rule("ACTIVATION.NOT_FUSABLE", "A FusedActivation's Type is an activation DirectML can fuse (reference 2.5), and its Desc is that type's struct.", source="dml-fused-activations")
+NOT_FUSABLE = rule("ACTIVATION.NOT_FUSABLE", "A FusedActivation's Type is an activation DirectML can fuse (the fused-activation page), and its Desc is that type's struct.", source="dml-fused-activations")
 FUSED_TENSORS_NOT_NULL = rule("ACTIVATION.FUSED_TENSORS_NOT_NULL", "A fused activation's InputTensor and OutputTensor are NULL.", source="dml-fused-activations")
 
 

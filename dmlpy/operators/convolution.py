@@ -1,7 +1,7 @@
 """Convolution, forward and backward (transposed): DML_CONVOLUTION_OPERATOR_DESC.
 
-Facts: reference 2.4, 3.4, 3.9 and 4.2. The contract with the C kernels is
-docs/convolution-semantics.md; decisions (DESIGN section 5):
+Facts: DirectML.h and the DML_CONVOLUTION_OPERATOR_DESC page and DirectML's operator schema and onnxruntime's DirectML provider. The contract with the C kernels is
+docs/convolution-semantics.md; decisions (docs/deviations.md):
 
 * Layouts. FORWARD: Filter ``{Cout, Cin/G, k...}``, output channels ``Filter[0]``.
   BACKWARD (ONNX ConvTranspose): Filter ``{Cin, Cout/G, k...}`` (ONNX's ``W`` unchanged),
@@ -85,8 +85,8 @@ def backward_output_size_range(size: int, kernel: int, stride: int = 1, start: i
     """The BACKWARD sizes accepted along one axis: ``max(1, natural) .. natural + stride - 1``.
 
     These are exactly the sizes S that a FORWARD convolution with the same fields maps back
-    to ``size``: ``(S + start + end - keff) / stride + 1 == size`` (reference 3.4's hypothesis,
-    DESIGN section 5); ``OutputPadding`` adds to both ends.
+    to ``size``: ``(S + start + end - keff) / stride + 1 == size`` (the DML_CONVOLUTION_OPERATOR_DESC page's hypothesis,
+    docs/deviations.md); ``OutputPadding`` adds to both ends.
     """
     size, kernel, stride, start, end, dilation, output_padding = _axis_arguments("backward_output_size_range", size, kernel, stride, start, end, dilation, output_padding)
     natural = (size - 1) * stride + effective_kernel(kernel, dilation) - start - end + output_padding
@@ -165,22 +165,22 @@ STRIDE_ZERO = rule("CONVOLUTION.STRIDE_ZERO", "Every stride is at least 1.", sou
 DILATION_ZERO = rule("CONVOLUTION.DILATION_ZERO", "Every dilation is at least 1 (1 is a dense kernel).", source=_SOURCE)
 GROUP_COUNT_ZERO = rule("CONVOLUTION.GROUP_COUNT_ZERO", "GroupCount is at least 1.", source=_SOURCE)
 BATCH = rule("CONVOLUTION.BATCH", "OutputTensor.Sizes[0] equals InputTensor.Sizes[0] (N).", source=_SOURCE)
-GROUP_DIVIDES_CHANNELS = rule("CONVOLUTION.GROUP_DIVIDES_CHANNELS", "GroupCount divides the input channels (InputTensor.Sizes[1]) and the output channels (OutputTensor.Sizes[1]).", source="reference 3.4; DESIGN section 5")
-FILTER_CHANNELS = rule("CONVOLUTION.FILTER_CHANNELS", "FORWARD: FilterTensor.Sizes[1] = Cin / GroupCount. BACKWARD: FilterTensor.Sizes[0] = Cin (ONNX ConvTranspose's W, {Cin, Cout/G, k...}).", source="reference 3.4; DESIGN section 5")
-OUTPUT_CHANNELS = rule("CONVOLUTION.OUTPUT_CHANNELS", "OutputTensor.Sizes[1] is FilterTensor.Sizes[0] (FORWARD) or FilterTensor.Sizes[1] * GroupCount (BACKWARD).", source="reference 3.4 (DirectMLX, onnxruntime); DESIGN section 5")
+GROUP_DIVIDES_CHANNELS = rule("CONVOLUTION.GROUP_DIVIDES_CHANNELS", "GroupCount divides the input channels (InputTensor.Sizes[1]) and the output channels (OutputTensor.Sizes[1]).", source="the DML_CONVOLUTION_OPERATOR_DESC page; docs/deviations.md")
+FILTER_CHANNELS = rule("CONVOLUTION.FILTER_CHANNELS", "FORWARD: FilterTensor.Sizes[1] = Cin / GroupCount. BACKWARD: FilterTensor.Sizes[0] = Cin (ONNX ConvTranspose's W, {Cin, Cout/G, k...}).", source="the DML_CONVOLUTION_OPERATOR_DESC page; docs/deviations.md")
+OUTPUT_CHANNELS = rule("CONVOLUTION.OUTPUT_CHANNELS", "OutputTensor.Sizes[1] is FilterTensor.Sizes[0] (FORWARD) or FilterTensor.Sizes[1] * GroupCount (BACKWARD).", source="the DML_CONVOLUTION_OPERATOR_DESC page (DirectMLX, onnxruntime); docs/deviations.md")
 BIAS_SHAPE = rule("CONVOLUTION.BIAS_SHAPE", "A BiasTensor has the output's DimensionCount and Sizes {1, Cout, 1, ...}; a 1-D {Cout} bias is described as {1, Cout, 1, 1}.", source=_SOURCE)
 KERNEL_TOO_LARGE = rule("CONVOLUTION.KERNEL_LARGER_THAN_INPUT", "FORWARD: the dilated kernel (k - 1) * d + 1 fits the padded input in + start + end.", source="DirectMLX Convolution (asserts keff <= padded)")
-PADDING_TOO_LARGE = rule("CONVOLUTION.PADDING_TOO_LARGE", "BACKWARD: start + end padding leaves some output: (in - 1) * s + (k - 1) * d + 1 - start - end + OutputPadding + s - 1 >= 1.", source="reference 3.4; DESIGN section 5")
+PADDING_TOO_LARGE = rule("CONVOLUTION.PADDING_TOO_LARGE", "BACKWARD: start + end padding leaves some output: (in - 1) * s + (k - 1) * d + 1 - start - end + OutputPadding + s - 1 >= 1.", source="the DML_CONVOLUTION_OPERATOR_DESC page; docs/deviations.md")
 OUTPUT_SIZE = rule("CONVOLUTION.OUTPUT_SIZE", "FORWARD: each output spatial size is (in + start + end - ((k - 1) * d + 1)) / s + 1 + OutputPadding.", source=_SOURCE)
 BACKWARD_OUTPUT_SIZE = rule(
     "CONVOLUTION.BACKWARD_OUTPUT_SIZE",
     "BACKWARD: each output spatial size is (in - 1) * s + (k - 1) * d + 1 - start - end + OutputPadding, or up to s - 1 more (computed, not zeroed), and at least 1.",
-    source="reference 3.4; DESIGN section 5",
+    source="the DML_CONVOLUTION_OPERATOR_DESC page; docs/deviations.md",
 )
 OUTPUT_PADDING_NONZERO = rule(
     "CONVOLUTION.OUTPUT_PADDING_NONZERO",
     "OutputPadding is 0 (every known caller passes 0 and a larger output). Nonzero values are UNCONFIRMED; dmlpy zeroes the last OutputPadding positions before bias and activation.",
-    source="reference 3.4; DESIGN section 5",
+    source="the DML_CONVOLUTION_OPERATOR_DESC page; docs/deviations.md",
     severity=Severity.WARNING,
 )
 

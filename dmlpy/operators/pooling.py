@@ -1,6 +1,6 @@
 """Average pooling: DML_AVERAGE_POOLING_OPERATOR_DESC and DML_AVERAGE_POOLING1_OPERATOR_DESC.
 
-Facts: reference 3.1 and 3.2. Decisions (DESIGN section 5):
+Facts: the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_OPERATOR_DESC page. Decisions (docs/deviations.md):
 
 * Output size: each spatial size is the floor formula with the dilated window,
   ``(in + start + end - ((w - 1) * d + 1)) / s + 1``, or exactly one more (the "ceil shape")
@@ -122,11 +122,11 @@ STRIDE_ZERO = rule("POOLING.STRIDE_ZERO", "Every stride is at least 1.", source=
 WINDOW_ZERO = rule("POOLING.WINDOW_ZERO", "Every window size is at least 1.", source="an empty window has no average")
 DILATION_ZERO = rule("POOLING.DILATION_ZERO", "Every dilation is at least 1.", source="ns-directml-dml_average_pooling1_operator_desc")
 BATCH_CHANNELS = rule("POOLING.BATCH_AND_CHANNELS", "OutputTensor keeps the input's N and C: Sizes[0] and Sizes[1] are equal.", source="ns-directml-dml_average_pooling_operator_desc")
-WINDOW_TOO_LARGE = rule("POOLING.WINDOW_LARGER_THAN_INPUT", "The dilated window fits the padded input: (w - 1) * d + 1 <= in + start + end.", source="onnxruntime InitializeKernelOutputDimensions; DESIGN section 5")
-OUTPUT_SIZE = rule("POOLING.OUTPUT_SIZE", "Each output spatial size is (in + start + end - ((w - 1) * d + 1)) / s + 1, or one more where the ceil shape is allowed.", source="ns-directml-dml_average_pooling_operator_desc; DESIGN section 5")
-OUTPUT_SIZE_UNDILATED = rule("POOLING.OUTPUT_SIZE_UNDILATED", "AVERAGE_POOLING1's output follows the dilated formula, not the doc snippet that ignores Dilations.", source="reference 3.2 and appendix B; DESIGN section 5")
-CEIL_OUTPUT = rule("POOLING.CEIL_OUTPUT", "An output one larger than the floor size (ceil mode) is accepted; the last window overhangs the padded input and its divisor counts only taps inside it.", source="DESIGN section 5", severity=Severity.WARNING)
-EMPTY_WINDOW = rule("POOLING.EMPTY_WINDOW", "With IncludePadding FALSE, no window lies wholly in padding (its average is 0/0 = NaN).", source="nGraph AvgPool; DESIGN section 5", severity=Severity.WARNING)
+WINDOW_TOO_LARGE = rule("POOLING.WINDOW_LARGER_THAN_INPUT", "The dilated window fits the padded input: (w - 1) * d + 1 <= in + start + end.", source="onnxruntime InitializeKernelOutputDimensions; docs/deviations.md")
+OUTPUT_SIZE = rule("POOLING.OUTPUT_SIZE", "Each output spatial size is (in + start + end - ((w - 1) * d + 1)) / s + 1, or one more where the ceil shape is allowed.", source="ns-directml-dml_average_pooling_operator_desc; docs/deviations.md")
+OUTPUT_SIZE_UNDILATED = rule("POOLING.OUTPUT_SIZE_UNDILATED", "AVERAGE_POOLING1's output follows the dilated formula, not the doc snippet that ignores Dilations.", source="the DML_AVERAGE_POOLING1_OPERATOR_DESC page; docs/deviations.md")
+CEIL_OUTPUT = rule("POOLING.CEIL_OUTPUT", "An output one larger than the floor size (ceil mode) is accepted; the last window overhangs the padded input and its divisor counts only taps inside it.", source="docs/deviations.md", severity=Severity.WARNING)
+EMPTY_WINDOW = rule("POOLING.EMPTY_WINDOW", "With IncludePadding FALSE, no window lies wholly in padding (its average is 0/0 = NaN).", source="nGraph AvgPool; docs/deviations.md", severity=Severity.WARNING)
 
 _ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding")
 

@@ -1,6 +1,6 @@
 """Space-to-depth and depth-to-space: DML_SPACE_TO_DEPTH(1) and DML_DEPTH_TO_SPACE(1).
 
-Facts: reference 3.5-3.7, 4.3, 4.4 and 8. Every tensor is exactly 4-D ``{N, C, H, W}``; a
+Facts: the space-to-depth and depth-to-space pages and onnxruntime's DirectML provider and TensorFlow's and nGraph's documentation and the DML_FEATURE_LEVEL page. Every tensor is exactly 4-D ``{N, C, H, W}``; a
 "space" tensor ``{N, C, H*B, W*B}`` and a "depth" tensor ``{N, C*B*B, H, W}`` hold the same
 elements. With ``by = h mod B``, ``bx = w mod B`` (the position inside a block), the depth
 channel of space element ``(n, c, h, w)`` is
@@ -11,7 +11,7 @@ channel of space element ``(n, c, h, w)`` is
 at depth position ``(h div B, w div B)``. SPACE_TO_DEPTH copies space -> depth,
 DEPTH_TO_SPACE depth -> space; the descs without ``Order`` mean DEPTH_COLUMN_ROW.
 
-Decisions (DESIGN section 5, and this module):
+Decisions (docs/deviations.md, and this module):
 
 * SpaceToDepth with an input H or W that is not a multiple of BlockSize is an error
   (``SPACE_DEPTH.SPATIAL_DIVISIBLE``), as is DepthToSpace with an input C that is not a
@@ -22,7 +22,7 @@ Decisions (DESIGN section 5, and this module):
   both orders. onnxruntime and DirectMLX compute it the same way; TensorFlow's op alone
   demands ``block_size >= 2``, and the TensorFlow helpers below keep that rule.
 
-TensorFlow layouts (reference 4.4): DirectML keeps ``Sizes`` in NCHW order and says
+TensorFlow layouts (TensorFlow's and nGraph's documentation): DirectML keeps ``Sizes`` in NCHW order and says
 everything else through ``Strides``. ``tensorflow_space_to_depth(shape, B, "NHWC")`` is
 one DirectML operator on the TensorFlow array's own bytes: NHWC strides on both tensors,
 no transposes. ``NCHW_VECT_C`` (qint8 ``[N, C/4, H, W, 4]``) splits the channel index into
@@ -62,7 +62,7 @@ AnySpaceDepth = AnySpaceToDepth | AnyDepthToSpace
 
 
 def order_of(desc: AnySpaceDepth) -> DML_DEPTH_SPACE_ORDER | int:
-    """The desc's Order; the descs without one mean DEPTH_COLUMN_ROW (reference 3.5, 3.7)."""
+    """The desc's Order; the descs without one mean DEPTH_COLUMN_ROW (the DML_SPACE_TO_DEPTH_OPERATOR_DESC page and the DML_DEPTH_TO_SPACE_OPERATOR_DESC page)."""
     return getattr(desc, "Order", DCR)
 
 
@@ -120,7 +120,7 @@ SAME_DATA_TYPE = rule(
 BLOCK_SIZE_ZERO = rule(
     "SPACE_DEPTH.BLOCK_SIZE_ZERO",
     "BlockSize is at least 1 (1 is the identity).",
-    source="the size formulas divide by BlockSize; DESIGN section 5",
+    source="the size formulas divide by BlockSize; docs/deviations.md",
 )
 ORDER_VALUE = rule(
     "SPACE_DEPTH.ORDER",
@@ -130,12 +130,12 @@ ORDER_VALUE = rule(
 SPATIAL_DIVISIBLE = rule(
     "SPACE_DEPTH.SPATIAL_DIVISIBLE",
     "SpaceToDepth: the input H and W are multiples of BlockSize.",
-    source="DESIGN section 5",
+    source="docs/deviations.md",
 )
 CHANNELS_DIVISIBLE = rule(
     "SPACE_DEPTH.CHANNELS_DIVISIBLE",
     "DepthToSpace: the input C is a multiple of BlockSize * BlockSize.",
-    source="DESIGN section 5",
+    source="docs/deviations.md",
 )
 OUTPUT_BATCH = rule(
     "SPACE_DEPTH.OUTPUT_BATCH", "OutputTensor.Sizes[0] (N) equals InputTensor.Sizes[0].", source=_SOURCE
@@ -143,12 +143,12 @@ OUTPUT_BATCH = rule(
 OUTPUT_CHANNELS = rule(
     "SPACE_DEPTH.OUTPUT_CHANNELS",
     "OutputTensor.Sizes[1] is C * BlockSize^2 (SpaceToDepth) or C / BlockSize^2 (DepthToSpace).",
-    source=_SOURCE + "; reference appendix B",
+    source=_SOURCE + "; docs/deviations.md",
 )
 OUTPUT_SPATIAL = rule(
     "SPACE_DEPTH.OUTPUT_SPATIAL",
     "OutputTensor.Sizes[2] and [3] are H / BlockSize, W / BlockSize (SpaceToDepth) or H * BlockSize, W * BlockSize (DepthToSpace).",
-    source=_SOURCE + "; reference appendix B",
+    source=_SOURCE + "; docs/deviations.md",
 )
 
 
@@ -252,7 +252,7 @@ def _check_depth_to_space_sizes(
 
 
 # ---------------------------------------------------------------------------------------
-# NumPy kernels: the reshape/transpose of reference 3.6 and 3.7, axis for axis.
+# NumPy kernels: the reshape/transpose of the DML_SPACE_TO_DEPTH1_OPERATOR_DESC page and the DML_DEPTH_TO_SPACE_OPERATOR_DESC page, axis for axis.
 #
 # The space tensor viewed as [N, C, H, by, W, bx]; the depth tensor's channel axis split as
 # [by, bx, C] (DCR) or [C, by, bx] (CRD).

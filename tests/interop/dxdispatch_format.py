@@ -1,7 +1,7 @@
-"""A checker for DxDispatch's JSON model format, written from the reference, not from dmlpy's writer.
+"""A checker for DxDispatch's JSON model format, written from DxDispatch's sources, not from dmlpy's writer.
 
-Sources (reference section 6, which cites DxDispatch's ``models/_schema.json``, ``JsonParsers.cpp``
-and the generated per-operator parsers):
+Sources: DxDispatch's ``models/_schema.json``, ``JsonParsers.cpp`` and the generated per-operator
+parsers (https://github.com/microsoft/DirectML, DxTools/DxDispatch):
 
 * top level: an object with ``resources`` (object), ``dispatchables`` (object) and ``commands``
   (array); ``$schema`` may point at the schema file;

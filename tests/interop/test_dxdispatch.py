@@ -1,8 +1,8 @@
 """DxDispatch JSON: every operator and graph is written in DxDispatch's format, reads back to equal
 descs, and runs to the results dmlpy.run gives.
 
-The format is checked by ``dxdispatch_format.format_errors``, written from reference section 6 and
-the C header, never from the writer. Expected values come from the reference's own example (6.5),
+The format is checked by ``dxdispatch_format.format_errors``, written from DxDispatch's model format and
+the C header, never from the writer. Expected values come from DxDispatch's own example model,
 from ``dmlpy.run`` / the graph program (the pipeline the model must reproduce), and from
 DxDispatch's parser rules for initializers (sequences accumulate in the element type).
 """
@@ -202,7 +202,7 @@ def test_an_enum_value_with_no_name_cannot_be_written() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# The reference's own example (section 6.5): a model written by hand
+# DxDispatch's own example: a model written by hand
 
 SPEC_EXAMPLE = {
     "$schema": "./_schema.json",
@@ -448,7 +448,7 @@ def test_node_output_feeding_two_graph_outputs_is_dispatched_once_per_extra_outp
     assert [c["bindings"]["OutputTensor"] for c in model["commands"] if c["type"] == "dispatch"] == ["a", "b"]
     result = dx.run_model(model)
     for name in ("a", "b"):
-        np.testing.assert_array_equal(result.shown[name], [2.5, 4.5, 10.5, 12.5])  # reference 6.5's values
+        np.testing.assert_array_equal(result.shown[name], [2.5, 4.5, 10.5, 12.5])  # DxDispatch's example model's values
 
 
 def test_constant_node_becomes_a_resource_typed_like_its_consumer() -> None:

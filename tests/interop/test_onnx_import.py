@@ -14,7 +14,7 @@ Oracles, each independent of dmlpy's code:
 onnxruntime disagreements found and how dmlpy treats them (each a test here):
 
 1. AveragePool, count_include_pad=0, a dilated window wholly in padding: onnxruntime 0, dmlpy
-   NaN (0/0; DESIGN section 5) with POOLING.EMPTY_WINDOW.
+   NaN (0/0; docs/deviations.md) with POOLING.EMPTY_WINDOW.
 2. AveragePool SAME_* with dilations: onnxruntime (and onnx.reference) size the padding with
    the undilated kernel; dmlpy uses the spec's dilated formula (ceil(in / s) outputs).
 3. AveragePool SAME_* with a kernel shorter than the stride (negative padding): onnxruntime
@@ -153,7 +153,7 @@ def full_window_average(x: np.ndarray, kernel: list[int], strides: list[int], pa
 
 
 def padded_taps_average(x: np.ndarray, kernel: list[int], strides: list[int], pads: list[int], dilations: list[int], out: Sequence[int]) -> np.ndarray:
-    """Every window divided by its taps inside the padded input [-begin, in + end) (DESIGN section 5)."""
+    """Every window divided by its taps inside the padded input [-begin, in + end) (docs/deviations.md)."""
     return _average(x, kernel, strides, pads, dilations, out, lambda taps, inside_padded, on_input: inside_padded)
 
 
@@ -252,7 +252,7 @@ def test_ceil_mode_with_count_include_pad_warns_and_full_window_divides_by_nine(
 
 
 def test_ceil_mode_keeps_the_padding_and_enlarges_the_output_tensor() -> None:
-    """Reference 4.1: DirectML has no rounding field; the output sizes say ceil, the padding stays the model's."""
+    """onnxruntime's DirectML provider: DirectML has no rounding field; the output sizes say ceil, the padding stays the model's."""
     node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
     imported = dx.import_node(node, [(1, 1, 6, 6)], opset=19)
     desc = imported.desc
@@ -318,7 +318,7 @@ def test_average_pool_same_padding_is_never_negative(shape: tuple[int, ...]) -> 
 
 
 def test_a_dilated_window_wholly_in_padding_is_nan_where_onnxruntime_gives_zero() -> None:
-    """Disagreement 1: taps at -1 and 1 of a height-1 input both miss it; 0/0 is NaN (DESIGN section 5), onnxruntime returns 0."""
+    """Disagreement 1: taps at -1 and 1 of a height-1 input both miss it; 0/0 is NaN (docs/deviations.md), onnxruntime returns 0."""
     x = np.ones((1, 1, 1, 3), np.float32)
     model = single("AveragePool", {"x": x.shape}, {"kernel_shape": [2, 1], "dilations": [2, 1], "pads": [1, 0, 1, 0]})
     imported = dx.import_model(model)

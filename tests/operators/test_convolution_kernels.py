@@ -517,7 +517,7 @@ def onnxruntime_result(case: ConvCase, x: np.ndarray, w: np.ndarray, b: np.ndarr
     out: ONNX's Conv computes the first out - OutputPadding positions, and ConvTranspose with
     ONNX output_padding = extra (always < stride, as ONNX requires) computes the natural + extra
     positions in front of the tail. ``output_shape`` is never used, which sidesteps onnxruntime's
-    output_shape pad computation (reference appendix B: it uses the undilated kernel).
+    output_shape pad computation (docs/deviations.md: it uses the undilated kernel).
     """
     from onnx import helper
 
@@ -570,7 +570,7 @@ class ConvCase:
 
     @property
     def out_sizes(self) -> tuple[int, ...]:
-        """Written from the formulas of DESIGN section 5, not with dmlpy's helper."""
+        """Written from the formulas of docs/deviations.md, not with dmlpy's helper."""
         n, spatial = self.in_sizes[0], []
         for i, size in enumerate(self.in_sizes[2:]):
             k, s, d, sp, ep, op = self.filter_sizes[2 + i], self.strides[i], self.dilations[i], self.start[i], self.end[i], self.output_padding[i]

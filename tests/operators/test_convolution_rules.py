@@ -230,7 +230,7 @@ def test_a_null_bias_is_valid_in_either_direction() -> None:
 
 @pytest.mark.doc_example
 def test_forward_output_size_message_shows_the_formula() -> None:
-    # (112 + 1 + 1 - 3) / 2 + 1 = 111 / 2 + 1 = 56 (DESIGN section 4's example)
+    # (112 + 1 + 1 - 3) / 2 + 1 = 111 / 2 + 1 = 56 (the README's example)
     desc = conv((1, 3, 112, 112), (8, 3, 3, 3), (1, 8, 55, 56), Strides=[2, 2], StartPadding=[1, 1], EndPadding=[1, 1])
     finding = assert_rule(dmlpy.validate(desc), "CONVOLUTION.OUTPUT_SIZE", f"{CONV}.OutputTensor.Sizes[2]")
     assert finding.message == "is 55, expected 56 = (112 + 1 + 1 - 3) / 2 + 1"
@@ -593,7 +593,7 @@ def test_validate_collects_independent_errors_at_once() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Binding the optional BiasTensor slot of a real convolution (reference 3.9, 5.5)
+# Binding the optional BiasTensor slot of a real convolution (DirectML's operator schema and DirectML's binding documentation)
 
 X4 = np.arange(1 * 4 * 6 * 6, dtype=np.float32).reshape(1, 4, 6, 6) / 100
 W4 = np.ones((8, 4, 3, 3), dtype=np.float32)

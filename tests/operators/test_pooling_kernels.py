@@ -5,7 +5,7 @@ the native C kernels and the NumPy kernels. Three independent oracles check them
 
 * golden values from DirectML's and nGraph's documentation and cases computed by hand;
 * ``oracle_average_pool`` below, a plain nested loop over window taps written from the
-  divisor rule of DESIGN section 5 (not from dmlpy's code);
+  divisor rule of docs/deviations.md (not from dmlpy's code);
 * onnxruntime's AveragePool, wherever ONNX semantics coincide with DirectML's (see
   ``onnx_comparable``).
 
@@ -103,7 +103,7 @@ def padded_strides(sizes: Sequence[int], extra: Sequence[int]) -> tuple[int, ...
 
 
 # ---------------------------------------------------------------------------------------
-# The independent oracle: DESIGN section 5's rule as a plain loop over window taps.
+# The independent oracle: the rule of docs/deviations.md as a plain loop over window taps.
 #
 #   tap position along dim i:   p_i = o_i * stride_i + k_i * dilation_i - start_i
 #   on the input:               0 <= p_i < in_i                      for every i
@@ -224,7 +224,7 @@ def test_ceil_shape_overhanging_window_counts_only_taps_inside_the_padded_extent
     """Input 1..6, window 3, stride 2, padding 1+1: floor size 3, ceil size 4.
 
     ONNX's reference implementation would divide the last window by the full 3 taps (6/3 = 2)
-    when count_include_pad=1; DirectML-in-dmlpy follows DESIGN section 5 (6/2 = 3).
+    when count_include_pad=1; DirectML-in-dmlpy follows docs/deviations.md (6/2 = 3).
     """
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 1, 6)
     desc = pool_desc((1, 1, 1, 6), (1, 3), (1, 2), (0, 1), (0, 1), include_padding=include_padding, ceil_mode=True)
@@ -292,7 +292,7 @@ def test_dilated_window_with_start_padding(device: dmlpy.Device, include_padding
 def test_dilated_ceil_shape_last_window_loses_its_overhanging_tap(device: dmlpy.Device, include_padding: bool) -> None:
     """1..6, window 2, dilation 2, stride 2: floor 2, ceil 3; the last window {4, 6} keeps only tap 4 (value 5).
 
-    The ONNX reference (count_include_pad=1) would give 5/2 = 2.5 there; DESIGN section 5 gives 5.
+    The ONNX reference (count_include_pad=1) would give 5/2 = 2.5 there; docs/deviations.md gives 5.
     """
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 1, 6)
     desc = pool_desc((1, 1, 1, 6), (1, 2), (1, 2), dilations=(1, 2), include_padding=include_padding, ceil_mode=True)
@@ -634,8 +634,8 @@ def onnx_comparable(case: PoolCase, oracle: OracleResult) -> np.ndarray | None:
 
     * onnxruntime rejects pads >= kernel_shape (DirectML allows them): no comparison.
     * count_include_pad=1 with a ceil-mode window that overhangs the padded input: the ONNX
-      reference (op_pool_common.py) pads the overhang and divides by the full window, DESIGN
-      section 5 counts only taps inside the padded extent, so those positions are left out.
+      reference (op_pool_common.py) pads the overhang and divides by the full window, docs/deviations.md
+      counts only taps inside the padded extent, so those positions are left out.
       (onnxruntime's CPU kernel happens to follow PyTorch's rule, as dmlpy does, but the ONNX
       spec does not promise it.)
     * A window wholly in padding with count_include_pad=0 is 0/0; ONNX leaves it undefined.

@@ -1,7 +1,7 @@
 """Average pooling validation: every POOLING.* and OPERATOR.* rule, messages, warnings and CreateOperator.
 
 Each case names the C field path the finding must carry. Output sizes are computed by hand
-from the formula of reference 3.1/3.2 and DESIGN section 5, written out in the case id.
+from the formula of the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_OPERATOR_DESC page and docs/deviations.md, written out in the case id.
 """
 
 from __future__ import annotations
@@ -381,7 +381,7 @@ def test_pooling_rules_hold_for_every_spatial_dim_of_a_5d_desc() -> None:
 
 @pytest.mark.doc_example
 def test_output_size_message_shows_the_formula_with_the_numbers_filled_in() -> None:
-    # (112 + 1 + 1 - 3) / 2 + 1 = 111 / 2 + 1 = 55 + 1 = 56 (DESIGN section 4's example)
+    # (112 + 1 + 1 - 3) / 2 + 1 = 111 / 2 + 1 = 55 + 1 = 56 (the README's example)
     desc = pool((1, 3, 112, 112), (1, 3, 55, 56), Strides=[2, 2], StartPadding=[1, 1], EndPadding=[1, 1])
     finding = assert_rule(dmlpy.validate(desc), "POOLING.OUTPUT_SIZE", f"{POOL}.OutputTensor.Sizes[2]")
     assert "is 55, expected 56 = (112 + 1 + 1 - 3) / 2 + 1" in finding.message
@@ -665,7 +665,7 @@ def test_operator_desc_infers_the_type_from_the_struct() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Feature-level gate (reference 3.2: AVERAGE_POOLING1 is FL 6.2)
+# Feature-level gate (the DML_AVERAGE_POOLING1_OPERATOR_DESC page: AVERAGE_POOLING1 is FL 6.2)
 
 
 def test_average_pooling1_is_rejected_below_fl_6_2_with_both_levels_named() -> None:

@@ -631,7 +631,7 @@ def test_an_output_whose_channels_share_memory_keeps_the_last_channel(device: dm
 
 
 # ---------------------------------------------------------------------------------------
-# The native kernel re-checks what it relies on and refuses with a status (DESIGN section 7)
+# The native kernel re-checks what it relies on and refuses with a status
 
 
 def native_dispatch(

@@ -1,8 +1,8 @@
 """Space/depth validation: every SPACE_DEPTH.* rule and the generic rules these descs trigger.
 
 Each case names the C field path its finding must carry. Expected sizes are worked out by
-hand in the case ids from reference 3.5-3.7 ({N, C*B*B, H/B, W/B} and the inverse) and the
-decisions of DESIGN section 5; the support tables are transcribed from reference 3.5-3.7.
+hand in the case ids from the space-to-depth and depth-to-space pages ({N, C*B*B, H/B, W/B} and the inverse) and the
+decisions of docs/deviations.md; the support tables are transcribed from the space-to-depth and depth-to-space pages.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ RULE_CASES = [
         f"{D2S1}.Order",
         id="DepthToSpace1 Order 0xFFFFFFFF is rejected",
     ),
-    # SPACE_DEPTH.SPATIAL_DIVISIBLE (DESIGN section 5)
+    # SPACE_DEPTH.SPATIAL_DIVISIBLE (docs/deviations.md)
     pytest.param(
         desc(S2D, (1, 2, 5, 6), (1, 8, 2, 3)),
         FL.LEVEL_6_4,
@@ -244,7 +244,7 @@ RULE_CASES = [
         f"{S2D}.InputTensor.Sizes[3]",
         id="input W 4 with B = 3 is rejected: 4 % 3 = 1, even with the floored output 4 / 3 = 1",
     ),
-    # SPACE_DEPTH.CHANNELS_DIVISIBLE (DESIGN section 5)
+    # SPACE_DEPTH.CHANNELS_DIVISIBLE (docs/deviations.md)
     pytest.param(
         desc(D2S, (1, 6, 2, 3), (1, 1, 4, 6)),
         FL.LEVEL_6_4,
@@ -517,7 +517,7 @@ def test_create_operator_copies_the_desc() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Support tables (transcribed from reference 3.5-3.7)
+# Support tables (transcribed from the space-to-depth and depth-to-space pages)
 
 FL_1_0_TYPES = ["FLOAT32", "FLOAT16"]
 FL_2_1_TYPES = ["FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"]
