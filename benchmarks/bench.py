@@ -387,6 +387,7 @@ def convolution_workloads() -> list[Workload]:
         _conv_workload("conv backward 8x64x56x56->32 k3 s1 p1 fp32", (8, 64, 56, 56), 32, 3, 1, 1),
         _conv_workload("conv backward depthwise 1x128x64x64 g128 k4 s2 p1 fp32", (1, 128, 64, 64), 128, 4, 2, 1, groups=128),
         _conv_workload("conv backward 1x64x32x32->32 k3 s2 p1 output_padding 1 fp32", (1, 64, 32, 32), 32, 3, 2, 1, output_padding=1),
+        _conv_workload("conv backward 1x128x28x28->64 k3 s2 p1 output_padding 1 fp32", (1, 128, 28, 28), 64, 3, 2, 1, output_padding=1),
         _conv_workload("conv backward 3-D 1x64x16x32x32->32 k2 s2 fp32", (1, 64, 16, 32, 32), 32, 2, 2, 0),
         _conv_workload("conv forward 1x64x56x56->64 k3 s1 p1 fp32", (1, 64, 56, 56), 64, 3, 1, 1, backward=False),
     ]

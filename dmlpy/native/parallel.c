@@ -24,11 +24,14 @@
 
 #define DMLPY_MAX_THREADS 256u
 
-/* Work is measured in units of about one vectorised element operation (~1/16 ns on a current x86 core;
- * callers scale scalar work up). Below DMLPY_PARALLEL_MIN_WORK (~130 us of work) one thread is used, and
- * every extra thread must get at least DMLPY_WORK_PER_THREAD (~65 us). (These were set when every call
- * created its threads, 15-90 us; waking the pool's workers costs a few us, so callers may choose lower
- * thresholds of their own, as pooling.c does.) */
+/* The one rule every kernel's thread count goes through ("small problems use one thread when a second
+ * cannot help"). Work is measured in units of about one vectorised element operation (~1/16 ns on a
+ * current x86 core; callers scale scalar work up). Below DMLPY_PARALLEL_MIN_WORK (~130 us of work) one
+ * thread is used, and every extra thread must get at least DMLPY_WORK_PER_THREAD (~65 us). A pool worker
+ * starts 5-20 us after it is woken, and on a busy machine the scheduler tends to run it on the waking
+ * caller's core first, which then waits for it. Measured on a busy 2-core machine, average pooling
+ * 1x{64,128}x56x56 k2 s2 (work 2^19.3 and 2^20.3, 50 and 100 us) took 1.12-1.16x longer (median) on two
+ * threads than on one; pooling used to have lower thresholds of its own (2^18, 2^17). */
 #ifndef DMLPY_PARALLEL_MIN_WORK
 #define DMLPY_PARALLEL_MIN_WORK ((uint64_t)1 << 21)
 #endif

@@ -1321,25 +1321,6 @@ static int32_t reg_setup(pool_plan* p, void** block) {
 }
 #endif
 
-/* Threads for `work` units (as dmlpy_choose_threads counts them, ~1/16 ns each). The pool's workers are
- * woken, not created, and the caller starts at once (a worker that wakes late just takes fewer chunks),
- * so a second thread pays off from a few tens of microseconds of work; pooling is often bound by memory
- * bandwidth, which a second core adds to. */
-#ifndef POOL_PARALLEL_MIN_WORK
-#define POOL_PARALLEL_MIN_WORK ((uint64_t)1 << 18)
-#endif
-#ifndef POOL_WORK_PER_THREAD
-#define POOL_WORK_PER_THREAD ((uint64_t)1 << 17)
-#endif
-static unsigned pool_choose_threads(uint64_t work, uint64_t items, unsigned requested) {
-    uint64_t limit = requested ? requested : dmlpy_online_cpus();
-    if (limit > 256) limit = 256;
-    if (limit > items) limit = items;
-    if (limit <= 1 || work < POOL_PARALLEL_MIN_WORK) return 1;
-    if (work / POOL_WORK_PER_THREAD < limit) limit = work / POOL_WORK_PER_THREAD;
-    return limit < 1 ? 1u : (unsigned)limit;
-}
-
 /* ---- setup ------------------------------------------------------------------------------------------ */
 
 typedef struct pool_fields {
@@ -1541,7 +1522,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         }
         work = est > 1.8e19 ? UINT64_MAX : (uint64_t)est;
     }
-    threads = pool_choose_threads(work, items, threadCount);
+    threads = dmlpy_choose_threads(work, items, threadCount);
     grain = dmlpy_choose_grain(items, threads);
 
     /* Row buffers: lengths rounded to whole 64-byte lines plus slack for whole-vector reads/writes. */

@@ -893,3 +893,44 @@ def test_native_and_numpy_agree_on_a_large_random_case(rng: np.random.Generator)
         y_numpy = run_pool(desc, x, dmlpy.create_device(backend="numpy"), expect)
         np.testing.assert_allclose(y_native, y_numpy, rtol=1e-5, atol=1e-6)
         assert math.isfinite(float(np.abs(y_native).max()))
+
+
+# ---------------------------------------------------------------------------------------
+# Thread counts around the one-thread threshold (dmlpy_choose_threads in parallel.c: below about
+# 2^21 work units one thread runs; 1x128x56x56 k2 s2 is below it, 1x256x56x56 above).
+
+
+def block_mean_2x2(x: np.ndarray) -> np.ndarray:
+    """2x2 stride-2 average pooling without padding as a reshape and a float64 mean (rows and columns past
+    the last whole window dropped): another formulation than the tap-loop oracle and than either backend."""
+    n, c, h, w = x.shape
+    blocks = x[:, :, : h // 2 * 2, : w // 2 * 2].astype(np.float64).reshape(n, c, h // 2, 2, w // 2, 2)
+    return blocks.mean(axis=(3, 5))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 0], ids=["one thread", "two threads", "every core"])
+@pytest.mark.parametrize(
+    ("sizes", "layout", "dtype"),
+    [
+        pytest.param((1, 1, 2, 2), "packed", np.float32, id="a single window"),
+        pytest.param((1, 3, 7, 9), "packed", np.float32, id="odd sizes drop the last row and column"),
+        pytest.param((1, 64, 56, 56), "packed", np.float32, id="1x64x56x56, well below the threshold"),
+        pytest.param((1, 128, 56, 56), "packed", np.float32, id="1x128x56x56, just below the threshold"),
+        pytest.param((1, 256, 56, 56), "packed", np.float32, id="1x256x56x56, above the threshold"),
+        pytest.param((1, 256, 56, 56), "packed", np.float16, id="1x256x56x56 float16"),
+        pytest.param((2, 96, 30, 30), "nhwc", np.float32, id="NHWC layout (channel path)"),
+        pytest.param((1, 160, 40, 40), "padded", np.float32, id="padded row and plane strides"),
+    ],
+)
+def test_2x2_stride_2_pooling_is_right_at_every_thread_count(
+    backend: str, rng: np.random.Generator, sizes: tuple[int, ...], layout: str, dtype: type, threads: int
+) -> None:
+    """Small problems run on one thread and larger ones on more: both give the block means, and the native
+    kernel's bits do not depend on the thread count."""
+    in_strides = {"packed": None, "nhwc": dmlpy.nhwc_strides(sizes), "padded": padded_strides(sizes, (0, 1, 2, 5))}[layout]
+    desc = pool_desc(sizes, (2, 2), (2, 2), dtype=dtype, in_strides=in_strides)
+    x = rng.uniform(-1, 1, size=sizes).astype(dtype)
+    got = run_pool(desc, x, dmlpy.create_device(backend=backend, threads=threads))
+    np.testing.assert_allclose(got.astype(np.float64), block_mean_2x2(x), **TOLERANCE[np.dtype(dtype)])
+    if backend == "native" and threads != 1:
+        np.testing.assert_array_equal(got, run_pool(desc, x, native_device(threads=1)))
