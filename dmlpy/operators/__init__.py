@@ -49,6 +49,9 @@ class OperatorSpec:
     native: bool = False  # the C library runs it too
     # which descs the C kernel takes, when not all the valid ones (RELU on integers from FL 5.1: NumPy runs those)
     native_covers: Callable[[Any], bool] | None = None
+    # run the generic field and constraint rules before ``check`` (every family module written from the
+    # support data does; the first four families state those rules under their own ids)
+    generic_rules: bool = False
 
     def runs_natively(self, desc: Any) -> bool:
         """Whether the native backend runs ``desc`` with its C kernel (otherwise it runs the NumPy kernel)."""
@@ -188,9 +191,9 @@ def check_operator(ctx: Checker, value: Any) -> Any | None:
             buffers[slot.name] = [check_tensor(ctx, t, f"{where}[{i}]", slot, table.get(slot.name)) for i, t in enumerate(value or ())]
         else:
             buffers[slot.name] = check_tensor(ctx, value, where, slot, table.get(slot.name))
-    if spec.check is no_family_rules:
+    if spec.check is no_family_rules or spec.generic_rules:
         _check_generic(ctx, spec, desc, path, buffers)
-    else:
+    if spec.check is not no_family_rules:
         spec.check(ctx, desc, path, buffers)
     if not spec.emulated and errors_before == sum(f.severity is Severity.ERROR for f in ctx.findings):
         ctx.fail(NOT_EMULATED, path, actual="no kernel", expected="a NumPy or native kernel",
