@@ -33,7 +33,7 @@ import numpy as np
 
 import dmlpy  # noqa: F401 - importing the package registers every operator family and its rules
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
-from dmlpy.backends import native_available, native_status
+from dmlpy.backends import native_available, native_kernels, native_status
 from dmlpy.enums import DML_FEATURE_LEVEL, c_name
 from dmlpy.errors import DmlError, Finding, Severity
 from dmlpy.interop.dxdispatch import DxDispatchFormatError
@@ -58,6 +58,8 @@ def _info(_: argparse.Namespace) -> int:
     chosen = ("native" if native_available() else "numpy") if backend == "auto" else backend
     print(f"backend: {chosen}" + (" (DMLPY_BACKEND)" if backend != "auto" else ""))
     print(f"native: {'available' if native_available() else 'unavailable'}: {native_status()}")
+    if native_available():
+        print(f"native kernels: {native_kernels()}")
     print(f"headers: {dmlpy.get_include()}")
     print("operators (feature level introduced; tensor support by level):")
     for support in OPERATORS.values():

@@ -60,6 +60,13 @@ def native_status() -> str:
     return native.status()
 
 
+def native_kernels() -> str:
+    """Which instruction-set variant of the native kernels runs, and why (RuntimeError when not loaded)."""
+    from dmlpy.backends import native  # noqa: PLC0415
+
+    return native.kernels()
+
+
 def get_backend(name: str = "auto", threads: int = 0) -> Backend:
     """``'native'``, ``'numpy'`` or ``'auto'`` (native when built); ``DMLPY_BACKEND`` overrides 'auto'."""
     if name == "auto":

@@ -37,8 +37,27 @@ def _load() -> None:
     if built != __version__ or abi != NATIVE_ABI_VERSION:
         _status = f"the compiled module is stale: built for dmlpy {built} (ABI {abi}), this is dmlpy {__version__} (ABI {NATIVE_ABI_VERSION}); reinstall"
         return
+    requested = os.environ.get("DMLPY_NATIVE_ISA", "").strip()
+    if requested and lib.dmlpy_native_select_isa(requested.encode()):
+        runnable = ffi.string(lib.dmlpy_native_isa_runnable()).decode().split()
+        compiled = ffi.string(lib.dmlpy_native_isa_compiled()).decode().split()
+        why = "this CPU cannot run it" if requested in compiled else "this build has no such variant"
+        _status = f"DMLPY_NATIVE_ISA={requested!r}: {why}; use one of: {', '.join(runnable)} (or unset it)"
+        return
     _ffi, _lib = ffi, lib
     _status = f"loaded dmlpy._native {built} (ABI {abi}), {int(lib.dmlpy_hardware_concurrency())} hardware threads"
+
+
+def kernels() -> str:
+    """Which kernels dmlpy_execute runs and why, e.g. 'avx512 (chosen at run time from the CPU's features
+    among baseline, avx2, avx512; portable build)'. Raises RuntimeError when the library did not load."""
+    ffi, lib = library()
+    chosen = ffi.string(lib.dmlpy_native_isa()).decode()
+    compiled = ", ".join(ffi.string(lib.dmlpy_native_isa_compiled()).decode().split())
+    how = "chosen by DMLPY_NATIVE_ISA" if os.environ.get("DMLPY_NATIVE_ISA", "").strip() else "chosen at run time from the CPU's features"
+    arch = ffi.string(lib.dmlpy_native_arch_flags()).decode()
+    build = f"built with {arch} (DMLPY_NATIVE_ARCH), not portable" if arch else "portable build"
+    return f"{chosen} ({how} among {compiled}; {build})"
 
 
 def available() -> bool:
@@ -133,4 +152,4 @@ class NativeBackend:
         return run
 
 
-__all__ = ["Lowered", "NativeBackend", "available", "library", "status"]
+__all__ = ["Lowered", "NativeBackend", "available", "kernels", "library", "status"]

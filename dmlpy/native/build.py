@@ -11,8 +11,10 @@ Environment:
 
 - ``DMLPY_REQUIRE_NATIVE=1``: a failed build fails the install (otherwise the extension is optional and
   dmlpy falls back to its NumPy kernels).
-- ``DMLPY_NATIVE_ARCH``: the architecture flag to compile with (for example ``-march=x86-64-v3``), or
-  ``none`` for no flag. Unset: ``-march=native`` when the compiler accepts it, else no flag.
+- ``DMLPY_NATIVE_ARCH``: target flags for the whole library (for example ``-march=native``, which makes
+  the build run only on CPUs like this one). Unset, empty or ``none``: the compiler's default target, so
+  the build (a wheel) runs on any CPU of the platform; with GCC on x86 the kernels are also compiled for
+  AVX2 and AVX-512 (dmlpy/native/isa/) and the best variant the CPU supports is chosen at run time.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 
 from cffi import FFI
 
@@ -36,7 +37,13 @@ PACKAGE_DIR = os.path.dirname(NATIVE_DIR)
 ROOT_DIR = os.path.dirname(PACKAGE_DIR)
 INCLUDE_DIR = os.path.join(ROOT_DIR, "include")
 
-SOURCES = [os.path.join(NATIVE_DIR, name) for name in ("dmlpy.c", "tensor.c", "parallel.c", "pooling.c", "space_depth.c", "convolution.c", "winograd.c", "activation.c")]
+KERNELS = ("pooling", "space_depth", "convolution", "winograd", "activation")
+# The kernels as they are (the baseline variant), then each again per instruction set through a wrapper
+# in isa/ (empty where the compiler builds no variants). Everything else is compiled once.
+SOURCES = [
+    *(os.path.join(NATIVE_DIR, f"{name}.c") for name in ("dmlpy", "dispatch", "tensor", "parallel", *KERNELS)),
+    *(os.path.join(NATIVE_DIR, "isa", f"{isa}_{name}.c") for isa in ("avx2", "avx512") for name in KERNELS),
+]
 DEPENDS = [
     os.path.join(INCLUDE_DIR, "dmlpy", "dml_types.h"),
     os.path.join(INCLUDE_DIR, "dmlpy", "dmlpy.h"),
@@ -44,6 +51,7 @@ DEPENDS = [
     os.path.join(NATIVE_DIR, "half.h"),
     os.path.join(NATIVE_DIR, "activation.h"),
     os.path.join(NATIVE_DIR, "conv_shared.h"),
+    *(os.path.join(NATIVE_DIR, "isa", name) for name in ("isa.h", "variant.h", "avx2.h", "avx512.h", "avx512vbmi.h")),
 ]
 CDEF_PATH = os.path.join(NATIVE_DIR, "dmlpy.cdef")
 VERSION_PATH = os.path.join(PACKAGE_DIR, "_version.py")
@@ -62,58 +70,41 @@ def read_versions(path: str = VERSION_PATH) -> tuple[str, int]:
     return version.group(1), int(abi.group(1))
 
 
-def _compiler_kind() -> tuple[str, object | None]:
-    """('msvc' | 'unix', compiler object or None) for the compiler setuptools would use."""
+def _compiler_kind() -> str:
+    """'msvc' or 'unix': the kind of compiler setuptools would use."""
     try:
         try:
-            from setuptools._distutils.ccompiler import new_compiler
-            from setuptools._distutils.sysconfig import customize_compiler
+            from setuptools._distutils.ccompiler import get_default_compiler
         except ImportError:  # pragma: no cover - very old setuptools
-            from distutils.ccompiler import new_compiler  # type: ignore[no-redef]
-            from distutils.sysconfig import customize_compiler  # type: ignore[no-redef]
-        compiler = new_compiler()
-        customize_compiler(compiler)
-        return compiler.compiler_type, compiler
+            from distutils.ccompiler import get_default_compiler  # type: ignore[no-redef]
+        return get_default_compiler()
     except Exception:  # pragma: no cover - no usable distutils
-        return ("msvc" if sys.platform == "win32" else "unix"), None
+        return "msvc" if sys.platform == "win32" else "unix"
 
 
-def _accepts_flag(compiler: object | None, flag: str) -> bool:
-    """True when the C compiler compiles a trivial file with `flag`."""
-    if compiler is None:
-        return False
-    with tempfile.TemporaryDirectory(prefix="dmlpy-probe-") as tmp:
-        src = os.path.join(tmp, "probe.c")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write("int dmlpy_probe(int x) { return x + 1; }\n")
-        try:
-            compiler.compile([src], output_dir=tmp, extra_postargs=[flag])  # type: ignore[attr-defined]
-        except Exception:
-            return False
-    return True
+def _c_string(text: str) -> str:
+    """`text` as a C string literal (for a -D macro)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _arch_flags(kind: str, compiler: object | None) -> list[str]:
-    requested = os.environ.get("DMLPY_NATIVE_ARCH")
-    if requested is not None:
-        requested = requested.strip()
-        if requested.lower() in ("", "none"):
-            return []
-        return shlex.split(requested)
-    if kind == "msvc":
+def arch_flags() -> list[str]:
+    """DMLPY_NATIVE_ARCH's flags; none (the compiler's default, portable target) unless it is set."""
+    requested = os.environ.get("DMLPY_NATIVE_ARCH", "").strip()
+    if requested.lower() in ("", "none"):
         return []
-    return ["-march=native"] if _accepts_flag(compiler, "-march=native") else []
+    return shlex.split(requested)
 
 
 def _build_options() -> dict:
     version, abi = read_versions()
-    kind, compiler = _compiler_kind()
+    kind = _compiler_kind()
+    arch = arch_flags()
     if kind == "msvc":
-        compile_args = ["/O2", "/std:c11", "/W3"]
+        compile_args = ["/O2", "/std:c11", "/W3", *arch]
         libraries: list[str] = []
         link_args: list[str] = []
     else:
-        compile_args = ["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread", *_arch_flags(kind, compiler)]
+        compile_args = ["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread", *arch]
         libraries = ["pthread", "m"]
         link_args = ["-pthread"]
     return dict(
@@ -123,6 +114,7 @@ def _build_options() -> dict:
         define_macros=[
             ("DMLPY_NATIVE_VERSION", '"%s"' % version),
             ("DMLPY_EXPECTED_ABI_VERSION", str(abi)),
+            ("DMLPY_NATIVE_ARCH_FLAGS", _c_string(" ".join(arch))),
         ],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
