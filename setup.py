@@ -20,6 +20,7 @@ class BuildExt(build_ext):
             if not ext.optional:
                 raise
             reason = " ".join(str(error).split())
+            reason = reason if len(reason) <= 160 else reason[:157] + "..."
             print(f"dmlpy: native build skipped ({reason}); dmlpy will run on its NumPy kernels. "
                   "Install a C compiler and reinstall for the C kernels.", file=sys.stderr, flush=True)  # fmt: skip
 

@@ -56,7 +56,7 @@ def kernels() -> str:
     compiled = ", ".join(ffi.string(lib.dmlpy_native_isa_compiled()).decode().split())
     how = "chosen by DMLPY_NATIVE_ISA" if os.environ.get("DMLPY_NATIVE_ISA", "").strip() else "chosen at run time from the CPU's features"
     arch = ffi.string(lib.dmlpy_native_arch_flags()).decode()
-    build = f"built with {arch} (DMLPY_NATIVE_ARCH), not portable" if arch else "portable build"
+    build = f"built for {arch} (DMLPY_NATIVE_ARCH), not the portable default" if arch else "portable build"
     return f"{chosen} ({how} among {compiled}; {build})"
 
 
