@@ -179,6 +179,17 @@ def test_building_the_package_draws_no_setuptools_warnings_and_ships_the_headers
     assert sorted(p.name for p in (lib / "native" / "isa").iterdir()) == sorted(p.name for p in (ROOT / "dmlpy" / "native" / "isa").glob("*.[ch]"))
 
 
+def test_the_wheel_holds_every_tracked_file_of_the_package(source_tree: Path, tmp_path: Path) -> None:
+    _needs_setuptools()
+    tracked = _git_files()
+    expected = {name for name in tracked if name.startswith("dmlpy/")}
+    expected |= {"dmlpy/" + name for name in tracked if name.startswith("include/dmlpy/")}
+    done = _setup(source_tree, "build_py", "--build-lib", str(tmp_path / "lib"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    built = {p.relative_to(tmp_path / "lib").as_posix() for p in (tmp_path / "lib").rglob("*") if p.is_file()}
+    assert expected <= built, f"declare these as package data in pyproject.toml: {sorted(expected - built)}"
+
+
 def _build_ext_without_compiler(tree: Path, tmp_path: Path, require: bool) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CC": "false", "LDSHARED": "false"}
     env.pop("DMLPY_REQUIRE_NATIVE", None)
