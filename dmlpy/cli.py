@@ -41,7 +41,7 @@ import numpy as np
 
 import dmlpy  # noqa: F401 - importing the package registers every operator family and its rules
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
-from dmlpy.backends import native_available, native_status
+from dmlpy.backends import native_available, native_kernels, native_status
 from dmlpy.enums import DML_FEATURE_LEVEL, HRESULT, c_name
 from dmlpy.errors import DmlError, DmlWarning, Finding, Severity
 from dmlpy.interop.dxdispatch import DxDispatchFormatError
@@ -70,6 +70,8 @@ def _info(_: argparse.Namespace) -> int:
     chosen = ("native" if native_available() else "numpy") if backend == "auto" else backend
     print(f"backend: {chosen}" + (" (DMLPY_BACKEND)" if backend != "auto" else ""))
     print(f"native: {'available' if native_available() else 'unavailable'}: {native_status()}")
+    if native_available():
+        print(f"native kernels: {native_kernels()}")
     print(f"headers: {dmlpy.get_include()}")
     specs = list(REGISTRY.values())
     emulated = [s for s in specs if s.emulated]

@@ -413,10 +413,11 @@ def test_package_list_names_every_package_so_the_wheel_misses_none() -> None:
 def test_headers_ship_as_package_data_of_dmlpy_include() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    source = ROOT / config["package-dir"]["dmlpy.include"]
-    patterns = config["package-data"]["dmlpy.include"]
+    assert "dmlpy.include.dmlpy" in config["packages"]
+    source = ROOT / config["package-dir"]["dmlpy.include"] / "dmlpy"
+    patterns = config["package-data"]["dmlpy.include.dmlpy"]
     shipped = {p.relative_to(source).as_posix() for pattern in patterns for p in source.glob(pattern)}
-    assert shipped == {"dmlpy/dml_types.h", "dmlpy/dmlpy.h"}
+    assert shipped == {"dml_types.h", "dmlpy.h"}
 
 
 # ---------------------------------------------------------------------------------------

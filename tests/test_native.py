@@ -1,12 +1,33 @@
 """The native library: loaded when required, stamped with this version, and honest about why not."""
 
 import os
+import platform
 import subprocess
 import sys
+import sysconfig
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import numpy as np
 import pytest
+from conftest import _skip_native_unless_required
 
 import dmlpy
+from dmlpy import (
+    DML_ACTIVATION_ELU_OPERATOR_DESC,
+    DML_ACTIVATION_GELU_OPERATOR_DESC,
+    DML_ACTIVATION_LINEAR_OPERATOR_DESC,
+    DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
+    DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_CONVOLUTION_DIRECTION,
+    DML_CONVOLUTION_MODE,
+    DML_CONVOLUTION_OPERATOR_DESC,
+    DML_DEPTH_SPACE_ORDER,
+    DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
+    FusedActivation,
+    buffer_tensor,
+)
 from dmlpy.backends import native
 
 
@@ -47,3 +68,208 @@ def test_backend_env_variable_overrides_auto(monkeypatch: pytest.MonkeyPatch) ->
 def test_unknown_backend_name_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="unknown backend"):
         dmlpy.create_device(backend="cuda")
+
+
+# ---------------------------------------------------------------------------------------
+# Instruction-set variants: one portable build, the best kernels for the CPU chosen at run time
+
+
+def _variant_lists() -> tuple[str, list[str], list[str]]:
+    ffi, lib = native.library()
+    text = lambda pointer: ffi.string(pointer).decode()  # noqa: E731
+    return text(lib.dmlpy_native_isa()), text(lib.dmlpy_native_isa_compiled()).split(), text(lib.dmlpy_native_isa_runnable()).split()
+
+
+def _cpu_flags() -> set[str]:
+    """The CPU's feature flags as the Linux kernel reports them (an oracle independent of the library)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+AVX2_FLAGS = {"avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "popcnt", "movbe"}  # x86-64-v3 (lzcnt is "abm")
+AVX512_FLAGS = AVX2_FLAGS | {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}  # x86-64-v4
+
+
+def _gcc_on_x86() -> bool:
+    return platform.machine().lower() in ("x86_64", "amd64") and sysconfig.get_config_var("CC") is not None and "gcc" in sysconfig.get_config_var("CC")
+
+
+@pytest.fixture
+def variants() -> Iterator[list[str]]:
+    """The variants this CPU runs; the selection is restored afterwards."""
+    _skip_native_unless_required()
+    ffi, lib = native.library()
+    chosen, _, runnable = _variant_lists()
+    yield runnable
+    assert lib.dmlpy_native_select_isa(chosen.encode()) == 0
+
+
+def test_a_portable_build_holds_the_avx2_and_avx512_kernels_beside_the_baseline() -> None:
+    _skip_native_unless_required()
+    _, compiled, _ = _variant_lists()
+    assert compiled[0] == "baseline"
+    if not _gcc_on_x86():
+        pytest.skip("only GCC on x86-64 builds the AVX2 and AVX-512 variants")
+    assert compiled == ["baseline", "avx2", "avx512"]
+
+
+def test_the_chosen_kernels_are_the_best_the_cpu_supports() -> None:
+    _skip_native_unless_required()
+    flags = _cpu_flags()
+    if not flags or not _gcc_on_x86():
+        pytest.skip("needs /proc/cpuinfo and a GCC x86-64 build")
+    expected = "avx512" if AVX512_FLAGS <= flags else "avx2" if AVX2_FLAGS <= flags else "baseline"
+    done = subprocess.run([sys.executable, "-c", "from dmlpy.backends import native; native.library(); print(native.kernels())"],
+                          capture_output=True, text=True, check=True, env={k: v for k, v in os.environ.items() if k != "DMLPY_NATIVE_ISA"})  # fmt: skip
+    assert done.stdout.split()[0] == expected
+
+
+def test_info_names_the_chosen_kernels_and_says_the_build_is_portable() -> None:
+    _skip_native_unless_required()
+    env = {k: v for k, v in os.environ.items() if k not in ("DMLPY_NATIVE_ISA", "DMLPY_BACKEND")}
+    done = subprocess.run([sys.executable, "-m", "dmlpy", "info"], capture_output=True, text=True, check=True, env=env)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("native kernels: "))
+    _, _, runnable = _variant_lists()
+    assert line.startswith(f"native kernels: {runnable[-1]} (chosen at run time from the CPU's features")
+    ffi, lib = native.library()
+    if ffi.string(lib.dmlpy_native_arch_flags()) == b"":  # built without DMLPY_NATIVE_ARCH, as pip builds it
+        assert line.endswith("; portable build)")
+    else:
+        assert "(DMLPY_NATIVE_ARCH), not the portable default)" in line
+
+
+@pytest.mark.parametrize("variant", ["baseline", "avx2", "avx512"])
+def test_native_isa_variable_selects_the_kernels(variant: str) -> None:
+    _skip_native_unless_required()
+    if variant not in _variant_lists()[2]:
+        pytest.skip(f"this CPU or build has no {variant} variant")
+    env = {**os.environ, "DMLPY_NATIVE_ISA": variant}
+    done = subprocess.run([sys.executable, "-m", "dmlpy", "info"], capture_output=True, text=True, check=True, env=env)
+    assert f"native kernels: {variant} (chosen by DMLPY_NATIVE_ISA" in done.stdout
+
+
+@pytest.mark.parametrize("value", ["avx9", "AVX512", "native"])
+def test_an_unknown_native_isa_leaves_native_unavailable_and_says_why(value: str) -> None:
+    _skip_native_unless_required()
+    env = {**os.environ, "DMLPY_NATIVE_ISA": value}
+    env.pop("DMLPY_REQUIRE_NATIVE", None)
+    code = "import dmlpy; print(dmlpy.native_available()); print(dmlpy.native_status())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    available, status = done.stdout.splitlines()
+    assert available == "False"
+    assert f"DMLPY_NATIVE_ISA={value!r}" in status and "baseline" in status
+
+
+def test_selecting_a_variant_the_cpu_cannot_run_is_refused() -> None:
+    _skip_native_unless_required()
+    _, compiled, runnable = _variant_lists()
+    ffi, lib = native.library()
+    assert lib.dmlpy_native_select_isa(b"avx9") == lib.DMLPY_E_INVALID_ARGUMENT
+    for name in set(compiled) - set(runnable):
+        assert lib.dmlpy_native_select_isa(name.encode()) == lib.DMLPY_E_INVALID_ARGUMENT
+    assert ffi.string(lib.dmlpy_native_isa()).decode() in runnable
+
+
+def _pool(dtype: Any, include_padding: bool) -> tuple[Any, dict[str, np.ndarray]]:
+    desc = DML_AVERAGE_POOLING_OPERATOR_DESC(
+        InputTensor=buffer_tensor(dtype, (2, 19, 33, 35)), OutputTensor=buffer_tensor(dtype, (2, 19, 17, 18)),
+        DimensionCount=2, Strides=(2, 2), WindowSize=(3, 3), StartPadding=(1, 1), EndPadding=(1, 1), IncludePadding=include_padding,
+    )  # fmt: skip
+    return desc, {"InputTensor": np.random.default_rng(1).standard_normal((2, 19, 33, 35)).astype(dtype)}
+
+
+def _conv(shape: tuple[int, ...], cout: int, k: int, s: int, p: int, *, backward: bool, groups: int = 1, dtype: Any = np.float32,
+          fused: Any = None) -> tuple[Any, dict[str, np.ndarray]]:  # fmt: skip
+    spatial = len(shape) - 2
+    cin = shape[1]
+    wshape = (cin, cout // groups, *(k,) * spatial) if backward else (cout, cin // groups, *(k,) * spatial)
+    out = [(i - 1) * s + k - 2 * p for i in shape[2:]] if backward else [(i + 2 * p - k) // s + 1 for i in shape[2:]]
+    desc = DML_CONVOLUTION_OPERATOR_DESC(
+        InputTensor=buffer_tensor(dtype, shape), FilterTensor=buffer_tensor(dtype, wshape),
+        BiasTensor=buffer_tensor(dtype, (1, cout, *(1,) * spatial)), OutputTensor=buffer_tensor(dtype, (shape[0], cout, *out)),
+        Mode=DML_CONVOLUTION_MODE.CROSS_CORRELATION, Direction=DML_CONVOLUTION_DIRECTION.BACKWARD if backward else DML_CONVOLUTION_DIRECTION.FORWARD,
+        DimensionCount=spatial, Strides=(s,) * spatial, Dilations=(1,) * spatial, StartPadding=(p,) * spatial, EndPadding=(p,) * spatial,
+        OutputPadding=(0,) * spatial, GroupCount=groups, FusedActivation=fused,
+    )  # fmt: skip
+    rng = np.random.default_rng(2)
+    return desc, {
+        "InputTensor": rng.standard_normal(shape).astype(dtype),
+        "FilterTensor": (rng.standard_normal(wshape) / 8).astype(dtype),
+        "BiasTensor": rng.standard_normal((1, cout, *(1,) * spatial)).astype(dtype),
+    }
+
+
+def _space_depth(to_depth: bool, dtype: Any) -> tuple[Any, dict[str, np.ndarray]]:
+    shape, out = ((2, 8, 24, 40), (2, 32, 12, 20)) if to_depth else ((2, 32, 12, 20), (2, 8, 24, 40))
+    op = DML_SPACE_TO_DEPTH1_OPERATOR_DESC if to_depth else DML_DEPTH_TO_SPACE1_OPERATOR_DESC
+    desc = op(InputTensor=buffer_tensor(dtype, shape), OutputTensor=buffer_tensor(dtype, out), BlockSize=2, Order=DML_DEPTH_SPACE_ORDER.COLUMN_ROW_DEPTH)
+    x = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
+    return desc, {"InputTensor": x}
+
+
+def _activation(make: Callable[..., Any], dtype: Any, *params: float) -> tuple[Any, dict[str, np.ndarray]]:
+    shape = (3, 5, 7, 37)
+    desc = make(buffer_tensor(dtype, shape), buffer_tensor(dtype, shape), *params)
+    x = (np.random.default_rng(3).standard_normal(shape) * 4).astype(dtype)
+    return desc, {"InputTensor": x}
+
+
+# Same arithmetic in every variant (vector lanes do what the scalar loop does, F16C converts as the
+# portable code does): the same bytes.
+SAME_BYTES_CASES = [
+    pytest.param(lambda: _pool(np.float32, False), id="average pooling fp32"),
+    pytest.param(lambda: _pool(np.float16, True), id="average pooling fp16 including padding"),
+    pytest.param(lambda: _space_depth(True, np.float32), id="space to depth fp32"),
+    pytest.param(lambda: _space_depth(False, np.uint8), id="depth to space uint8"),
+    pytest.param(lambda: _space_depth(True, np.float16), id="space to depth fp16"),
+    pytest.param(lambda: _activation(DML_ACTIVATION_ELU_OPERATOR_DESC, np.float32, 0.7), id="elu fp32"),
+    pytest.param(lambda: _activation(DML_ACTIVATION_SIGMOID_OPERATOR_DESC, np.float16), id="sigmoid fp16"),
+    pytest.param(lambda: _activation(DML_ACTIVATION_GELU_OPERATOR_DESC, np.float32), id="gelu fp32"),
+]
+
+# The AVX-512 convolution and LINEAR kernels fuse multiply-adds (one rounding instead of two) and the
+# convolution sums in another order (docs/deviations.md): they agree with the baseline to rounding.
+ROUNDING_CASES = [
+    pytest.param(lambda: _conv((1, 16, 20, 20), 24, 3, 1, 1, backward=False), id="convolution forward k3"),
+    pytest.param(lambda: _conv((1, 32, 12, 12), 16, 4, 2, 1, backward=True), id="convolution backward k4 s2"),
+    pytest.param(lambda: _conv((2, 16, 9, 9), 16, 3, 1, 1, backward=True, fused=FusedActivation.gelu()), id="convolution backward k3 with fused gelu"),
+    pytest.param(lambda: _conv((1, 32, 16, 16), 32, 4, 2, 1, backward=True, groups=32), id="convolution depthwise k4 s2"),
+    pytest.param(lambda: _conv((1, 8, 6, 10, 10), 8, 2, 2, 0, backward=True, dtype=np.float16), id="convolution 3-D fp16"),
+    pytest.param(lambda: _activation(DML_ACTIVATION_LINEAR_OPERATOR_DESC, np.float32, 1.5, -0.25), id="linear fp32"),
+]
+
+
+def _run_each_variant(case: Callable[[], tuple[Any, dict[str, np.ndarray]]], variants: list[str]) -> dict[str, np.ndarray]:
+    if len(variants) < 2:
+        pytest.skip("this CPU runs only the baseline variant")
+    desc, inputs = case()
+    _, lib = native.library()
+    results = {}
+    for name in variants:
+        assert lib.dmlpy_native_select_isa(name.encode()) == 0
+        results[name] = np.asarray(dmlpy.run(desc, backend="native", **inputs))
+    return results
+
+
+@pytest.mark.parametrize("case", SAME_BYTES_CASES)
+def test_every_kernel_variant_gives_the_bytes_of_the_baseline(case: Callable[[], tuple[Any, dict[str, np.ndarray]]], variants: list[str]) -> None:
+    results = _run_each_variant(case, variants)
+    for name in variants[1:]:
+        assert results[name].tobytes() == results["baseline"].tobytes(), name
+
+
+@pytest.mark.parametrize("case", ROUNDING_CASES)
+def test_every_kernel_variant_agrees_with_the_baseline_to_rounding(case: Callable[[], tuple[Any, dict[str, np.ndarray]]], variants: list[str]) -> None:
+    results = _run_each_variant(case, variants)
+    baseline = results["baseline"].astype(np.float64)
+    tolerance = 2e-3 if results["baseline"].dtype == np.float16 else 2e-5
+    for name in variants[1:]:
+        np.testing.assert_allclose(results[name].astype(np.float64), baseline, rtol=tolerance, atol=tolerance, err_msg=name)
+    if "avx2" in results:  # no fused multiply-adds below AVX-512 (C11 mode: -ffp-contract=off)
+        assert results["avx2"].tobytes() == results["baseline"].tobytes()

@@ -83,6 +83,13 @@ def thread_count(threads: int = 0) -> int:
     return value
 
 
+def native_kernels() -> str:
+    """Which instruction-set variant of the native kernels runs, and why (RuntimeError when not loaded)."""
+    from dmlpy.backends import native  # noqa: PLC0415
+
+    return native.kernels()
+
+
 def get_backend(name: str = "auto", threads: int = 0) -> Backend:
     """``'native'``, ``'numpy'`` or ``'auto'`` (native when built); ``DMLPY_BACKEND`` overrides 'auto'."""
     threads = thread_count(threads)

@@ -23,6 +23,13 @@ _lib: Any = None
 _status = "not loaded yet"
 
 
+def _requested_isa() -> str:
+    """DMLPY_NATIVE_ISA: the kernel variant to run instead of the best one for this CPU ("" = the best)."""
+    from os import environ  # noqa: PLC0415 - kept with its only user
+
+    return environ.get("DMLPY_NATIVE_ISA", "").strip()
+
+
 def _load() -> None:
     global _ffi, _lib, _status  # noqa: PLW0603 - loaded once per process
     if _lib is not None or _status != "not loaded yet":
@@ -37,8 +44,27 @@ def _load() -> None:
     if built != __version__ or abi != NATIVE_ABI_VERSION:
         _status = f"the compiled module is stale: built for dmlpy {built} (ABI {abi}), this is dmlpy {__version__} (ABI {NATIVE_ABI_VERSION}); reinstall"
         return
+    requested = _requested_isa()
+    if requested and lib.dmlpy_native_select_isa(requested.encode()):
+        runnable = ffi.string(lib.dmlpy_native_isa_runnable()).decode().split()
+        compiled = ffi.string(lib.dmlpy_native_isa_compiled()).decode().split()
+        why = "this CPU cannot run it" if requested in compiled else "this build has no such variant"
+        _status = f"DMLPY_NATIVE_ISA={requested!r}: {why}; use one of: {', '.join(runnable)} (or unset it)"
+        return
     _ffi, _lib = ffi, lib
     _status = f"loaded dmlpy._native {built} (ABI {abi}), {int(lib.dmlpy_hardware_concurrency())} hardware threads"
+
+
+def kernels() -> str:
+    """Which kernels dmlpy_execute runs and why, e.g. 'avx512 (chosen at run time from the CPU's features
+    among baseline, avx2, avx512; portable build)'. Raises RuntimeError when the library did not load."""
+    ffi, lib = library()
+    chosen = ffi.string(lib.dmlpy_native_isa()).decode()
+    compiled = ", ".join(ffi.string(lib.dmlpy_native_isa_compiled()).decode().split())
+    how = "chosen by DMLPY_NATIVE_ISA" if _requested_isa() else "chosen at run time from the CPU's features"
+    arch = ffi.string(lib.dmlpy_native_arch_flags()).decode()
+    build = f"built for {arch} (DMLPY_NATIVE_ARCH), not the portable default" if arch else "portable build"
+    return f"{chosen} ({how} among {compiled}; {build})"
 
 
 def available() -> bool:
@@ -147,4 +173,4 @@ class NativeBackend:
         return run
 
 
-__all__ = ["Lowered", "NativeBackend", "available", "library", "status"]
+__all__ = ["Lowered", "NativeBackend", "available", "kernels", "library", "status"]

@@ -1375,7 +1375,9 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
 /* ---- scratch --------------------------------------------------------------------------------------- */
 
 /* One scratch block is kept between calls (page faults on a fresh multi-megabyte block cost more than
- * small convolutions). The first 64 bytes hold the usable size. */
+ * small convolutions). The first 64 bytes hold the usable size. One cache per process: the instruction-set
+ * variants of this file (isa/variant.h) use the baseline's. */
+#if !defined(DMLPY_ISA_VARIANT)
 #if defined(CONV_SCRATCH_CACHE)
 static _Atomic(void*) conv_cached_block = NULL;
 #endif
@@ -1402,6 +1404,7 @@ void conv_scratch_put(void* block) {
 #endif
     free(block);
 }
+#endif /* !DMLPY_ISA_VARIANT */
 
 /* ---- setup ------------------------------------------------------------------------------------------ */
 

@@ -1,10 +1,16 @@
 /*
- * dmlpy.c - the library's entry points: dmlpy_execute dispatches on DML_OPERATOR_DESC.Type.
+ * dmlpy.c - the library's entry points: dmlpy_execute dispatches on DML_OPERATOR_DESC.Type to the chosen
+ * instruction-set variant's kernel (dispatch.c).
  */
 #include "dmlpy_internal.h"
 
 #ifndef DMLPY_NATIVE_VERSION
 #define DMLPY_NATIVE_VERSION "0+unknown"
+#endif
+
+/* build.py passes DMLPY_NATIVE_ARCH's flags; none means the compiler's default target. */
+#ifndef DMLPY_NATIVE_ARCH_FLAGS
+#define DMLPY_NATIVE_ARCH_FLAGS ""
 #endif
 
 /* build.py passes the ABI version of dmlpy/_version.py; a header that disagrees must not build. */
@@ -14,18 +20,19 @@
 
 int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                       UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {
+    const dmlpy_kernels* kernels = dmlpy_kernels_chosen();
     if (desc == NULL) return DMLPY_E_NULL_ARGUMENT;
     switch (desc->Type) {
     case DML_OPERATOR_AVERAGE_POOLING:
     case DML_OPERATOR_AVERAGE_POOLING1:
-        return dmlpy_average_pooling(desc, inputCount, inputs, outputCount, outputs, threadCount);
+        return kernels->average_pooling(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_SPACE_TO_DEPTH:
     case DML_OPERATOR_DEPTH_TO_SPACE:
     case DML_OPERATOR_SPACE_TO_DEPTH1:
     case DML_OPERATOR_DEPTH_TO_SPACE1:
-        return dmlpy_space_depth(desc, inputCount, inputs, outputCount, outputs, threadCount);
+        return kernels->space_depth(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_CONVOLUTION:
-        return dmlpy_convolution(desc, inputCount, inputs, outputCount, outputs, threadCount);
+        return kernels->convolution(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_ACTIVATION_ELU:
     case DML_OPERATOR_ACTIVATION_HARD_SIGMOID:
     case DML_OPERATOR_ACTIVATION_IDENTITY:
@@ -36,7 +43,7 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ACTIVATION_SOFTPLUS:
     case DML_OPERATOR_ACTIVATION_TANH:
     case DML_OPERATOR_ACTIVATION_GELU:
-        return dmlpy_activation(desc, inputCount, inputs, outputCount, outputs, threadCount);
+        return kernels->activation(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }
@@ -61,3 +68,5 @@ const char* dmlpy_native_version(void) { return DMLPY_NATIVE_VERSION; }
 UINT dmlpy_abi_version(void) { return DMLPY_ABI_VERSION; }
 
 UINT dmlpy_hardware_concurrency(void) { return dmlpy_online_cpus(); }
+
+const char* dmlpy_native_arch_flags(void) { return DMLPY_NATIVE_ARCH_FLAGS; }

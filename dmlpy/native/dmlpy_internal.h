@@ -112,4 +112,18 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                          UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
+
+typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                                   UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
+/* One variant's entry points (the baseline's are the functions above). */
+typedef struct dmlpy_kernels {
+    const char* name;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation;
+} dmlpy_kernels;
+
+/* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */
+const dmlpy_kernels* dmlpy_kernels_chosen(void);
+
 #endif /* DMLPY_NATIVE_INTERNAL_H */

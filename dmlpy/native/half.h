@@ -5,9 +5,9 @@
  * round to nearest, ties to even, and handle zeros, subnormals, infinities and NaNs (a NaN stays a NaN
  * with its sign and the top payload bits, made quiet).
  *
- * With F16C (x86 -mf16c, implied by -march=native on any AVX2-era CPU) the hardware instructions are used;
- * otherwise a portable bit-manipulation version that gives bit-identical results (checked exhaustively
- * by the scratch tests against the hardware). Define DMLPY_FORCE_SOFT_HALF to force the portable code.
+ * With F16C (x86 -mf16c; the avx2 and avx512 kernel variants of dmlpy/native/isa/ have it) the hardware
+ * instructions are used; otherwise a portable bit-manipulation version that gives bit-identical results
+ * (checked exhaustively by the scratch tests against the hardware). Define DMLPY_FORCE_SOFT_HALF to force the portable code.
  */
 #ifndef DMLPY_NATIVE_HALF_H
 #define DMLPY_NATIVE_HALF_H

@@ -17,7 +17,7 @@ extern "C" {
 
 /* Bumped whenever a struct layout or a function signature in this header changes. Python compares
  * dmlpy_abi_version() with dmlpy/_version.py NATIVE_ABI_VERSION and refuses a mismatched build. */
-#define DMLPY_ABI_VERSION 1
+#define DMLPY_ABI_VERSION 2
 
 /* One bound tensor.
  * Data:        buffer base + binding offset (the address of element 0); NULL = slot not bound.
@@ -64,6 +64,22 @@ UINT dmlpy_abi_version(void);
 
 /* The number of CPUs this process may run on (at least 1). */
 UINT dmlpy_hardware_concurrency(void);
+
+/* The kernels come in instruction-set variants, space-separated names, baseline first: "baseline" (the
+ * compiler's default target), "avx2" (x86-64-v3) and "avx512" (x86-64-v4); only GCC on x86 builds the
+ * last two. dmlpy_execute runs the best variant this CPU supports unless dmlpy_native_select_isa chose
+ * another. Static storage. */
+const char* dmlpy_native_isa_compiled(void);  /* compiled in */
+const char* dmlpy_native_isa_runnable(void);  /* compiled in and supported by this CPU */
+const char* dmlpy_native_isa(void);           /* the one dmlpy_execute runs */
+
+/* Runs the variant `name` from the next dmlpy_execute on (NULL: the best one again). Returns
+ * DMLPY_E_INVALID_ARGUMENT, changing nothing, when `name` is not in dmlpy_native_isa_runnable(). */
+int32_t dmlpy_native_select_isa(const char* name);
+
+/* The target flags the whole library was compiled with (DMLPY_NATIVE_ARCH at build time); "" for the
+ * compiler's default target, which any CPU of the platform runs. Static storage. */
+const char* dmlpy_native_arch_flags(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

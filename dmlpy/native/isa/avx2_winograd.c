@@ -1,0 +1,7 @@
+/* winograd.c for avx2 (see variant.h). */
+#include "avx2.h"
+#if DMLPY_ISA_VARIANTS
+#include "winograd.c"
+#else
+typedef int dmlpy_isa_avx2_winograd_not_built;
+#endif

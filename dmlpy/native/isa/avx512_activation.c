@@ -1,0 +1,7 @@
+/* activation.c for avx512 (see variant.h). */
+#include "avx512.h"
+#if DMLPY_ISA_VARIANTS
+#include "activation.c"
+#else
+typedef int dmlpy_isa_avx512_activation_not_built;
+#endif

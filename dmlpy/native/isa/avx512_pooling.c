@@ -1,0 +1,7 @@
+/* pooling.c for avx512 (see variant.h). */
+#include "avx512.h"
+#if DMLPY_ISA_VARIANTS
+#include "pooling.c"
+#else
+typedef int dmlpy_isa_avx512_pooling_not_built;
+#endif

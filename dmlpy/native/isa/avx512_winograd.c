@@ -1,0 +1,7 @@
+/* winograd.c for avx512 (see variant.h). */
+#include "avx512.h"
+#if DMLPY_ISA_VARIANTS
+#include "winograd.c"
+#else
+typedef int dmlpy_isa_avx512_winograd_not_built;
+#endif
