@@ -80,7 +80,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError, DmlWarning, Finding
 from dmlpy.rules import rule
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, operator_desc, spec_for_desc
-from dmlpy.structs import DML_SCALAR_UNION, FieldError, Kind, is_struct, kind_of, normalized
+from dmlpy.structs import DML_SCALAR_UNION, FieldError, Kind, kind_of, normalized
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, calc_buffer_tensor_size, numpy_dtype
 
 INLINE_LIMIT = 4096  # bytes of initial values write_model keeps inline; larger ones go to .npy files
@@ -1608,6 +1608,8 @@ __all__ = [
     "read_model",
     "resource",
     "run_model",
+    "scalar_from_json",
+    "scalar_to_json",
     "tensor_from_json",
     "tensor_to_json",
     "write_model",
