@@ -205,7 +205,8 @@ def test_a_graph_binds_each_element_of_a_tensor_array_as_its_own_input() -> None
     assert not dmlpy.validate(too_far).ok  # JOIN of two tensors has binding inputs 0 and 1 only
 
 
-def test_a_desc_the_dxdispatch_writer_cannot_hold_is_refused_by_name() -> None:
-    identity = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 2, 2)), DML_SCALE_BIAS(1.0, 0.0))
-    with pytest.raises(ValueError, match="cannot write DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC"):
-        dx.operator_model(identity, {"InputTensor": np.ones((1, 1, 2, 2), F32)})
+def test_an_operator_model_of_a_desc_with_a_scale_bias_reads_back_with_it() -> None:
+    identity = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(buffer_tensor(F32, (1, 1, 2, 2)), buffer_tensor(F32, (1, 1, 2, 2)), DML_SCALE_BIAS(3.0, -1.0))
+    model = dx.operator_model(identity, {"InputTensor": np.ones((1, 1, 2, 2), F32)})
+    assert model["dispatchables"]["op"]["desc"]["ScaleBias"] == {"Scale": 3.0, "Bias": -1.0}
+    assert dx.read_model(model).dispatchables["op"].ScaleBias == DML_SCALE_BIAS(3.0, -1.0)

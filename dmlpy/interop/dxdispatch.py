@@ -22,7 +22,13 @@ enums by their suffix (``"FLOAT32"``, ``"CROSS_CORRELATION"``), BOOL fields as J
 ``true``/``false``, flags as a list of suffixes, FLOAT fields as numbers or ``"nan"``/``"inf"``/
 ``"-inf"``, optional tensors left out, a fused activation written inline
 (``{"Type": "ACTIVATION_LEAKY_RELU", "Alpha": 0.1}``) with its tensors left out (DxDispatch forces
-them to NULL).
+them to NULL). Arrays of tensors and of fused activations (JOIN's ``InputTensors``, RNN's
+``ActivationDescs``) are JSON arrays of those forms, and a tensor-array bind point takes one resource
+per tensor; INT and FLOAT arrays are arrays of numbers; ``DML_SCALE_BIAS`` is ``{"Scale", "Bias"}``
+(left out: NULL) and ``DML_SIZE_2D`` ``{"Width", "Height"}``; a ``DML_SCALAR_UNION`` is a number read
+in the type of the ``DML_TENSOR_DATA_TYPE`` field before it (``MinMaxDataType``, ``ValueDataType``),
+or an object naming the member that type selects (FLOAT16 selects ``UInt16``, the half's bits;
+dmlpy writes that form only for a FLOAT16 NaN, whose payload a number cannot carry).
 
 Files: ``write_model`` writes initial values larger than ``INLINE_LIMIT`` bytes (4 KiB) as
 ``<model stem>_<resource>.npy`` next to the JSON, referenced by ``{"sourcePath": ...}``, which
@@ -52,6 +58,7 @@ import json
 import math
 import re
 import shutil
+import struct
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,7 +80,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError, DmlWarning, Finding
 from dmlpy.rules import rule
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, operator_desc, spec_for_desc
-from dmlpy.structs import FieldError, Kind, is_struct, kind_of, normalized
+from dmlpy.structs import DML_SCALAR_UNION, FieldError, Kind, kind_of, normalized
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, calc_buffer_tensor_size, numpy_dtype
 
 INLINE_LIMIT = 4096  # bytes of initial values write_model keeps inline; larger ones go to .npy files
@@ -222,34 +229,88 @@ def desc_to_json(desc: Any, *, fused: bool = False) -> dict[str, Any]:
     DxDispatch sets them to NULL whatever the JSON says.
     """
     name = type(desc).__name__
-    if is_struct(desc) and not json_readable(type(desc)):
-        msg = f"dmlpy cannot write {name} as DxDispatch JSON yet (its desc has fields of kinds {', '.join(sorted(_unreadable_kinds(type(desc))))})"
-        raise ValueError(msg)
     desc = _normalized_or_raw(desc, name)
+    return _struct_to_json(desc, name, fused=fused)
+
+
+def _struct_to_json(desc: Any, name: str, *, fused: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    data_type: Any = None  # the DML_TENSOR_DATA_TYPE field a following DML_SCALAR_UNION is read by
     for f in dataclasses.fields(desc):
         value = getattr(desc, f.name)
         kind = kind_of(f)
-        where = f"{name}.{f.name}"
+        if kind is Kind.ENUM and f.metadata["enum"] is DML_TENSOR_DATA_TYPE:
+            data_type = value
         if value is None or (fused and kind is Kind.TENSOR):
             continue  # a _Maybenull_ field left out is NULL
-        if kind is Kind.TENSOR:
-            out[f.name] = tensor_to_json(value, where)
-        elif kind is Kind.OPERATOR:
-            out[f.name] = fused_to_json(value, where)
-        elif kind is Kind.UINT_ARRAY:
-            out[f.name] = [int(v) for v in value]
-        elif kind is Kind.BOOL:
-            out[f.name] = bool(value)
-        elif kind is Kind.FLOAT:
-            out[f.name] = _float_json(float(value))
-        elif kind is Kind.ENUM:
-            out[f.name] = enum_json(value, where)
-        elif kind is Kind.FLAGS:
-            out[f.name] = flags_json(value, f.metadata["enum"], where)
-        else:
-            out[f.name] = int(value)
+        out[f.name] = _field_to_json(f, value, f"{name}.{f.name}", data_type)
     return out
+
+
+def _field_to_json(f: dataclasses.Field[Any], value: Any, where: str, data_type: Any) -> Any:  # noqa: PLR0911
+    kind = kind_of(f)
+    if kind is Kind.TENSOR:
+        return tensor_to_json(value, where)
+    if kind is Kind.TENSOR_ARRAY:
+        return [tensor_to_json(t, f"{where}[{i}]") for i, t in enumerate(value)]
+    if kind is Kind.OPERATOR:
+        return fused_to_json(value, where)
+    if kind is Kind.OPERATOR_ARRAY:
+        return [fused_to_json(o, f"{where}[{i}]") for i, o in enumerate(value)]
+    if kind in (Kind.UINT_ARRAY, Kind.INT_ARRAY):
+        return [int(v) for v in value]
+    if kind is Kind.FLOAT_ARRAY:
+        return [_float_json(float(v)) for v in value]
+    if kind in (Kind.STRUCT, Kind.STRUCT_POINTER):
+        return _struct_to_json(value, where)
+    if kind is Kind.SCALAR_UNION:
+        return scalar_to_json(value, data_type, where)
+    if kind is Kind.BOOL:
+        return bool(value)
+    if kind is Kind.FLOAT:
+        return _float_json(float(value))
+    if kind is Kind.ENUM:
+        return enum_json(value, where)
+    if kind is Kind.FLAGS:
+        return flags_json(value, f.metadata["enum"], where)
+    return int(value)
+
+
+# DxDispatch reads a DML_SCALAR_UNION through the member its DataType field names; FLOAT16 is
+# the half's bits in UInt16 (written as a number, or as {"UInt16": bits} to give the bits).
+SCALAR_MEMBER = {
+    DML_TENSOR_DATA_TYPE.FLOAT16: ("UInt16", "<e"), DML_TENSOR_DATA_TYPE.FLOAT32: ("Float32", "<f"),
+    DML_TENSOR_DATA_TYPE.FLOAT64: ("Float64", "<d"), DML_TENSOR_DATA_TYPE.UINT8: ("UInt8", "<B"),
+    DML_TENSOR_DATA_TYPE.UINT16: ("UInt16", "<H"), DML_TENSOR_DATA_TYPE.UINT32: ("UInt32", "<I"),
+    DML_TENSOR_DATA_TYPE.UINT64: ("UInt64", "<Q"), DML_TENSOR_DATA_TYPE.INT8: ("Int8", "<b"),
+    DML_TENSOR_DATA_TYPE.INT16: ("Int16", "<h"), DML_TENSOR_DATA_TYPE.INT32: ("Int32", "<i"),
+    DML_TENSOR_DATA_TYPE.INT64: ("Int64", "<q"),
+}  # fmt: skip
+
+
+def _scalar_member(data_type: Any, where: str, error: type[Exception]) -> tuple[str, str]:
+    try:
+        return SCALAR_MEMBER[data_type]
+    except (KeyError, TypeError):
+        supported = ", ".join(str(t.name) for t in SCALAR_MEMBER)
+        msg = f"{where}: a DML_SCALAR_UNION is read by its data type field, which is {data_type!r}; DxDispatch reads {supported}"
+        raise error(msg) from None
+
+
+def scalar_to_json(value: DML_SCALAR_UNION, data_type: Any, where: str = "value") -> Any:
+    """The union's memory read as ``data_type``: a number, as DxDispatch parses it."""
+    member, fmt = _scalar_member(data_type, where, ValueError)
+    if fmt in ("<f", "<d") and isinstance(getattr(value, member), float):
+        return _float_json(getattr(value, member))  # the number as given, as a FLOAT field keeps it
+    raw = value.to_bytes()[: struct.calcsize(fmt)]
+    (number,) = struct.unpack(fmt, raw)
+    if fmt == "<e":
+        if math.isnan(number):  # a NaN's payload has no decimal spelling: give the bits
+            return {"UInt16": struct.unpack("<H", raw)[0]}
+        return _float_json(float(number))
+    if fmt in ("<f", "<d"):
+        return _float_json(float(number))
+    return int(number)
 
 
 def fused_to_json(value: Any, where: str = "FusedActivation") -> dict[str, Any]:
@@ -872,23 +933,19 @@ def tensor_from_json(obj: Any, where: str) -> DML_TENSOR_DESC:
     return DML_TENSOR_DESC(tensor_type, DML_BUFFER_TENSOR_DESC(data_type, flags, dimension_count, sizes, strides, total, alignment))
 
 
-# The field kinds the reader and writer below know; a desc with other kinds is refused by name.
-JSON_KINDS = frozenset({Kind.TENSOR, Kind.OPERATOR, Kind.BOOL, Kind.ENUM, Kind.FLAGS, Kind.UINT_ARRAY, Kind.FLOAT, Kind.UINT64, Kind.UINT, Kind.DIMENSION_COUNT})
-
-
-def _unreadable_kinds(desc_class: type) -> set[str]:
-    return {kind_of(f).name for f in dataclasses.fields(desc_class) if kind_of(f) not in JSON_KINDS}
-
-
-def json_readable(desc_class: type) -> bool:
-    """Whether every field of ``desc_class`` is of a kind this module reads and writes."""
-    return not _unreadable_kinds(desc_class)
-
-
 def _optional_fields(spec: OperatorSpec) -> set[str]:
     optional = {slot.name for slot in spec.support.slots if slot.optional}
-    optional |= {f.name for f in dataclasses.fields(spec.desc_class) if kind_of(f) is Kind.OPERATOR}
+    optional |= {f.name for f in dataclasses.fields(spec.desc_class) if kind_of(f) is Kind.OPERATOR or f.metadata.get("optional")}
     return optional
+
+
+def _unknown_members(obj: Mapping[str, Any], fields: Iterable[str], struct_name: str, where: str, allowed: Iterable[str] = ()) -> None:
+    fields = list(fields)
+    unknown = sorted(set(obj) - set(fields) - set(allowed))
+    if unknown:
+        hints = [f"{u} (did you mean {next(n for n in fields if n.lower() == u.lower())}?)" if any(n.lower() == u.lower() for n in fields) else u for u in unknown]
+        msg = f"{where}: {', '.join(hints)} {'is not a field' if len(unknown) == 1 else 'are not fields'} of {struct_name} (field names are case-sensitive)"
+        raise DxDispatchFormatError(msg)
 
 
 def desc_from_json(op_type: Any, obj: Any, where: str, *, fused: bool = False) -> Any:
@@ -902,51 +959,107 @@ def desc_from_json(op_type: Any, obj: Any, where: str, *, fused: bool = False) -
     if spec is None:
         msg = f"{where}: {c_name(operator)} has no desc struct"
         raise DxDispatchFormatError(msg)
-    if not json_readable(spec.desc_class):
-        msg = f"{where}: dmlpy cannot read {c_name(operator)} from DxDispatch JSON yet (its desc has fields of kinds {', '.join(sorted(_unreadable_kinds(spec.desc_class)))})"
-        raise DxDispatchFormatError(msg)
     obj = _expect_object(obj, f"{where}.desc")
-    fields = {f.name: f for f in dataclasses.fields(spec.desc_class)}
-    unknown = sorted(set(obj) - set(fields) - ({"Type"} if fused else set()))
-    if unknown:
-        hints = [f"{u} (did you mean {next(n for n in fields if n.lower() == u.lower())}?)" if any(n.lower() == u.lower() for n in fields) else u for u in unknown]
-        msg = f"{where}.desc: {', '.join(hints)} {'is not a field' if len(unknown) == 1 else 'are not fields'} of {spec.c_struct} (field names are case-sensitive)"
-        raise DxDispatchFormatError(msg)
-    optional = _optional_fields(spec)
+    return _struct_from_json(spec.desc_class, obj, f"{where}.desc", _optional_fields(spec), struct_name=spec.c_struct, fused=fused)
+
+
+def _struct_from_json(struct_class: type, obj: Mapping[str, Any], where: str, optional: set[str], *, struct_name: str | None = None, fused: bool = False) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(struct_class)}
+    _unknown_members(obj, fields, struct_name or struct_class.__name__, where, {"Type"} if fused else ())
     values: dict[str, Any] = {}
+    data_type: Any = None
     for name, f in fields.items():
         kind = kind_of(f)
         if fused and kind is Kind.TENSOR:
             continue
-        path = f"{where}.desc.{name}"
+        path = f"{where}.{name}"
         if name not in obj:
             if name in optional:
                 continue
             msg = f"{path}: field '{name}' is required"
             raise DxDispatchFormatError(msg)
-        value = obj[name]
-        if kind is Kind.TENSOR:
-            values[name] = tensor_from_json(value, path)
-        elif kind is Kind.OPERATOR:
-            values[name] = fused_from_json(value, path)
-        elif kind is Kind.BOOL:
-            if not isinstance(value, bool):
-                msg = f"{path}: BOOL fields are JSON true/false, got {value!r}"
-                raise DxDispatchFormatError(msg)
-            values[name] = int(value)
-        elif kind is Kind.ENUM:
-            values[name] = parse_enum(value, f.metadata["enum"], path)
-        elif kind is Kind.FLAGS:
-            values[name] = parse_flags(value, f.metadata["enum"], path)
-        elif kind is Kind.UINT_ARRAY:
-            values[name] = _uint_array(value, path)
-        elif kind is Kind.FLOAT:
-            values[name] = _expect_float(value, path)
-        elif kind is Kind.UINT64:
-            values[name] = _expect_uint(value, path, 2**64 - 1)
-        else:
-            values[name] = _expect_uint(value, path)
-    return spec.desc_class(**values)
+        values[name] = _field_from_json(f, obj[name], path, data_type)
+        if kind is Kind.ENUM and f.metadata["enum"] is DML_TENSOR_DATA_TYPE:
+            data_type = values[name]
+    return struct_class(**values)
+
+
+def _json_array(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        msg = f"{where}: expected an array, got {value!r}"
+        raise DxDispatchFormatError(msg)
+    return value
+
+
+def _field_from_json(f: dataclasses.Field[Any], value: Any, path: str, data_type: Any) -> Any:  # noqa: PLR0911
+    kind = kind_of(f)
+    if kind is Kind.TENSOR:
+        return tensor_from_json(value, path)
+    if kind is Kind.TENSOR_ARRAY:
+        return tuple(tensor_from_json(t, f"{path}[{i}]") for i, t in enumerate(_json_array(value, path)))
+    if kind is Kind.OPERATOR:
+        return fused_from_json(value, path)
+    if kind is Kind.OPERATOR_ARRAY:
+        return tuple(fused_from_json(o, f"{path}[{i}]") for i, o in enumerate(_json_array(value, path)))
+    if kind is Kind.BOOL:
+        if not isinstance(value, bool):
+            msg = f"{path}: BOOL fields are JSON true/false, got {value!r}"
+            raise DxDispatchFormatError(msg)
+        return int(value)
+    if kind is Kind.ENUM:
+        return parse_enum(value, f.metadata["enum"], path)
+    if kind is Kind.FLAGS:
+        return parse_flags(value, f.metadata["enum"], path)
+    if kind is Kind.UINT_ARRAY:
+        return _uint_array(value, path)
+    if kind is Kind.INT_ARRAY:
+        return tuple(_expect_int(v, f"{path}[{i}]") for i, v in enumerate(_json_array(value, path)))
+    if kind is Kind.FLOAT_ARRAY:
+        return tuple(_expect_float(v, f"{path}[{i}]") for i, v in enumerate(_json_array(value, path)))
+    if kind in (Kind.STRUCT, Kind.STRUCT_POINTER):
+        return _struct_from_json(f.metadata["struct"], _expect_object(value, path), path, set())
+    if kind is Kind.SCALAR_UNION:
+        return scalar_from_json(value, data_type, path)
+    if kind is Kind.FLOAT:
+        return _expect_float(value, path)
+    if kind is Kind.UINT64:
+        return _expect_uint(value, path, 2**64 - 1)
+    if kind is Kind.INT:
+        return _expect_int(value, path)
+    return _expect_uint(value, path)
+
+
+def _expect_int(value: Any, where: str, low: int = -(2**31), high: int = 2**31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        msg = f"{where}: expected an integer in [{low}, {high}], got {value!r}"
+        raise DxDispatchFormatError(msg)
+    return value
+
+
+def scalar_from_json(value: Any, data_type: Any, where: str) -> DML_SCALAR_UNION:
+    """A DML_SCALAR_UNION as DxDispatch reads it: a number in ``data_type``, or an object naming the
+    member (``{"UInt16": 15360}``: for FLOAT16, the half's bits)."""
+    member, fmt = _scalar_member(data_type, where, DxDispatchFormatError)
+    if isinstance(value, dict):
+        _unknown_members(value, [member], f"a {data_type.name} DML_SCALAR_UNION", where)
+        if member not in value:
+            msg = f"{where}: a {data_type.name} DML_SCALAR_UNION given as an object needs the member '{member}'"
+            raise DxDispatchFormatError(msg)
+        value = value[member]
+        where = f"{where}.{member}"
+        fmt = "<H" if fmt == "<e" else fmt
+    if fmt == "<e":
+        number = _expect_float(value, where)
+        half = np.float16(np.float32(number))  # as DxDispatch: the double to a float, then to a half
+        if math.isinf(half) and not math.isinf(number):
+            msg = f"{where}: {number} does not fit a FLOAT16"
+            raise DxDispatchFormatError(msg)
+        return DML_SCALAR_UNION(UInt16=int(half.view(np.uint16)))
+    if fmt in ("<f", "<d"):
+        return DML_SCALAR_UNION(**{member: _expect_float(value, where)})
+    bits = 8 * struct.calcsize(fmt)
+    low, high = (0, 2**bits - 1) if member.startswith("U") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return DML_SCALAR_UNION(**{member: _expect_int(value, where, low, high)})
 
 
 def fused_from_json(value: Any, where: str) -> DML_OPERATOR_DESC:
@@ -1151,11 +1264,22 @@ def _check_bind_points(bindings: Any, desc: Any, resources: Mapping[str, Any], w
             what = "input bind point (initialization binds inputs only)" if inputs_only and point in out_names else "bind point"
             msg = f"{where}.{point}: {spec.c_struct} has no {what} {point!r} (its {'input ' if inputs_only else ''}bind points are {', '.join(points)})"
             raise DxDispatchFormatError(msg)
-        if isinstance(source, list) and len(source) != 1:
-            msg = f"{where}.{point}: the bind point takes 1 resource, got {len(source)}"
+        count = _bind_point_count(desc, point)
+        if isinstance(source, list) and len(source) != count:
+            msg = f"{where}.{point}: the bind point takes {count} resource{'s' if count != 1 else ''}, got {len(source)}"
             raise DxDispatchFormatError(msg)
         _check_binding_source(source, resources, f"{where}.{point}")
     return dict(bindings)
+
+
+def _bind_point_count(desc: Any, point: str) -> int:
+    """How many resources a bind point takes: one per tensor of an array field (JOIN's InputTensors),
+    as DxDispatch sizes it from the array's count field; one otherwise."""
+    inner = operator_desc(desc).Desc
+    kinds = {f.name: kind_of(f) for f in dataclasses.fields(inner)}
+    if kinds.get(point) is Kind.TENSOR_ARRAY:
+        return len(getattr(inner, point) or ())
+    return 1
 
 
 def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path | None = None) -> Model:
@@ -1484,6 +1608,8 @@ __all__ = [
     "read_model",
     "resource",
     "run_model",
+    "scalar_from_json",
+    "scalar_to_json",
     "tensor_from_json",
     "tensor_to_json",
     "write_model",

@@ -46,6 +46,10 @@ COMMAND_MEMBERS = {
     "writeFile": {"type", "resource", "targetPath", "dimensions"},
 }
 BINDING_MEMBERS = {"name", "elementOffset", "elementSizeInBytes", "elementCount", "format", "counter", "counterOffsetBytes", "shape"}
+SCALAR_UNION_MEMBER = {
+    "FLOAT16": "UInt16", "FLOAT32": "Float32", "FLOAT64": "Float64", "UINT8": "UInt8", "UINT16": "UInt16", "UINT32": "UInt32",
+    "UINT64": "UInt64", "INT8": "Int8", "INT16": "Int16", "INT32": "Int32", "INT64": "Int64",
+}  # fmt: skip
 FLOAT_DATA_TYPES = {"FLOAT16", "FLOAT32", "FLOAT64"}
 INT_RANGES = {
     "UINT8": (0, 2**8 - 1), "UINT16": (0, 2**16 - 1), "UINT32": (0, 2**32 - 1), "UINT64": (0, 2**64 - 1),
@@ -58,6 +62,7 @@ class CField:
     name: str
     c_type: str
     optional: bool
+    array: bool = False  # a pointer to an array (the header's ``/* [Count] */``)
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def header() -> CHeader:
         for line in body.splitlines():
             match = re.match(r"\s*((?:const\s+)?[\w]+\s*\*?)\s*(\w+);(.*)", line)
             if match:
-                fields.append(CField(match.group(2), re.sub(r"\s+", " ", match.group(1)).strip(), "optional" in match.group(3)))
+                fields.append(CField(match.group(2), re.sub(r"\s+", " ", match.group(1)).strip(), "optional" in match.group(3), "[" in match.group(3)))
         structs[name] = fields
     return CHeader(enums, structs)
 
@@ -148,7 +153,8 @@ class Checker:
             self.error(where, f"unknown member {member!r}")
         if entry.get("type", "buffer") != "buffer":
             self.error(where, "type must be 'buffer'")
-        data_type = spellings("DML_TENSOR_DATA_TYPE").get(entry.get("initialValuesDataType"))
+        # JsonParsers.cpp: initialValuesDataType is optional and defaults to UNKNOWN
+        data_type = spellings("DML_TENSOR_DATA_TYPE").get(entry.get("initialValuesDataType", "UNKNOWN"))
         short = data_type.removeprefix("DML_TENSOR_DATA_TYPE_") if data_type else None
         values = entry.get("initialValues")
         if data_type is None:
@@ -230,8 +236,10 @@ class Checker:
             self.error(f"{where}.dmlCompileType", f"{entry['dmlCompileType']!r} is not DmlCompileOp or DmlCompileGraph")
         if "executionFlags" in entry:
             flags = entry["executionFlags"]
-            if not isinstance(flags, list) or any(f not in spellings("DML_EXECUTION_FLAGS") for f in flags):
-                self.error(f"{where}.executionFlags", f"{flags!r} is not an array of DML_EXECUTION_FLAGS names")
+            # the schema says an array; DxDispatch's flag parser also takes one name as a string
+            items = [flags] if isinstance(flags, str) else flags
+            if not isinstance(items, list) or any(f not in spellings("DML_EXECUTION_FLAGS") for f in items):
+                self.error(f"{where}.executionFlags", f"{flags!r} is not a DML_EXECUTION_FLAGS name or an array of them")
         if "bindings" in entry and struct is not None:
             self.bindings(f"{where}.bindings", entry["bindings"], struct, inputs_only=True)
 
@@ -254,6 +262,7 @@ class Checker:
         allowed = set(fields) | ({"Type"} if fused else set())
         for member in sorted(set(desc) - allowed):
             self.error(where, f"{member!r} is not a field of {struct} (C field names, case-sensitive)")
+        data_type = None
         for name, f in fields.items():
             is_tensor = f.c_type == "const DML_TENSOR_DESC*"
             if fused and is_tensor:
@@ -264,11 +273,47 @@ class Checker:
                 if not f.optional:
                     self.error(where, f"required field {name!r} of {struct} is missing")
                 continue
-            self.field(f"{where}.{name}", desc[name], f)
+            self.field(f"{where}.{name}", desc[name], f, data_type)
+            if f.c_type == "DML_TENSOR_DATA_TYPE" and isinstance(desc[name], str):  # a DML_SCALAR_UNION after it is read in this type
+                data_type = spellings("DML_TENSOR_DATA_TYPE").get(desc[name], "").removeprefix("DML_TENSOR_DATA_TYPE_") or None
 
-    def field(self, where: str, value: Any, f: CField) -> None:  # noqa: C901, PLR0912
+    def scalar_union(self, where: str, value: Any, data_type: str | None) -> None:
+        """JsonParsers.cpp: a number read as the data type, or ``{<member>: value}`` naming the
+        member that data type selects (FLOAT16 selects UInt16, the half's bits)."""
+        if data_type not in SCALAR_UNION_MEMBER:
+            self.error(where, f"a DML_SCALAR_UNION needs a preceding data type field DxDispatch reads, not {data_type!r}")
+            return
+        member = SCALAR_UNION_MEMBER[data_type]
+        if isinstance(value, dict):
+            if set(value) != {member}:
+                self.error(where, f"as an object, a {data_type} scalar is {{{member!r}: value}}")
+            elif not self.scalar_ok(value[member], "UINT16" if data_type == "FLOAT16" else data_type):
+                self.error(f"{where}.{member}", f"{value[member]!r} is not a {member} value")
+        elif not self.scalar_ok(value, data_type):
+            self.error(where, f"{value!r} is not a {data_type} value")
+
+    def field(self, where: str, value: Any, f: CField, data_type: str | None = None) -> None:  # noqa: C901, PLR0912
         c_type = f.c_type
-        if c_type == "const DML_TENSOR_DESC*":
+        if f.array and c_type in ("const DML_TENSOR_DESC*", "const DML_OPERATOR_DESC*"):
+            if not isinstance(value, list):
+                self.error(where, f"{value!r} is not an array")
+                return
+            for i, item in enumerate(value):
+                self.field(f"{where}[{i}]", item, CField(f.name, c_type, optional=False))
+        elif c_type == "const INT*":
+            if not isinstance(value, list) or not all(self.scalar_ok(v, "INT32") for v in value):
+                self.error(where, f"{value!r} is not an array of 32-bit integers")
+        elif c_type == "const FLOAT*":
+            if not isinstance(value, list) or not all(_is_float(v) for v in value):
+                self.error(where, f"{value!r} is not an array of numbers")
+        elif c_type == "INT":
+            if not self.scalar_ok(value, "INT32"):
+                self.error(where, f"{value!r} is not a 32-bit integer")
+        elif c_type in ("const DML_SCALE_BIAS*", "DML_SIZE_2D"):
+            self.desc(where, value, c_type.removeprefix("const ").removesuffix("*"), fused=False)
+        elif c_type == "DML_SCALAR_UNION":
+            self.scalar_union(where, value, data_type)
+        elif c_type == "const DML_TENSOR_DESC*":
             self.tensor(where, value)
         elif c_type == "const DML_OPERATOR_DESC*":
             if not isinstance(value, dict) or "Type" not in value:
