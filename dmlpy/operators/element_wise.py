@@ -288,10 +288,6 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype) if x.size else x
 
 
-def _log(x: np.ndarray) -> np.ndarray:
-    return np.log(x)
-
-
 KERNELS: dict[OP, Kernel] = {
     # unary math of g(x) = x * Scale + Bias (FLOAT32 and FLOAT16)
     OP.ELEMENT_WISE_ACOS: _float_math(np.arccos),
@@ -301,7 +297,7 @@ KERNELS: dict[OP, Kernel] = {
     OP.ELEMENT_WISE_COS: _float_math(np.cos),
     OP.ELEMENT_WISE_EXP: _float_math(np.exp),
     OP.ELEMENT_WISE_FLOOR: _float_math(np.floor),
-    OP.ELEMENT_WISE_LOG: _float_math(_log),
+    OP.ELEMENT_WISE_LOG: _float_math(np.log),
     OP.ELEMENT_WISE_RECIP: _float_math(lambda x: 1 / x),
     OP.ELEMENT_WISE_SIN: _float_math(np.sin),
     OP.ELEMENT_WISE_SQRT: _float_math(np.sqrt),

@@ -514,3 +514,8 @@ def test_value_scale_2d_channel_count(channels: int, sizes: tuple[int, ...]) -> 
 def test_a_rounding_mode_outside_the_enum_is_refused() -> None:
     desc = DML_ELEMENT_WISE_ROUND_OPERATOR_DESC(buffer_tensor(np.float32, (4,)), buffer_tensor(np.float32, (4,)), 3)
     assert_rule(dmlpy.validate(desc), "ENUM.VALUE", path="DML_ELEMENT_WISE_ROUND_OPERATOR_DESC.RoundingMode")
+
+
+def test_an_element_wise_tensor_with_an_empty_axis_is_refused_by_name() -> None:
+    empty = DML_ELEMENT_WISE_ADD_OPERATOR_DESC(buffer_tensor(np.float32, (2, 0)), buffer_tensor(np.float32, (2, 0)), buffer_tensor(np.float32, (2, 0)))
+    assert_rule(dmlpy.validate(empty), "TENSOR.SIZE_ZERO", path="DML_ELEMENT_WISE_ADD_OPERATOR_DESC.ATensor.Sizes[1]")  # DirectML has no empty tensors
