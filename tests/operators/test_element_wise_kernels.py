@@ -312,6 +312,13 @@ HAND = [
           "CONSTANT_POW(0.5) of 2x + 1; a negative base is NaN", Exponent=0.5, ScaleBias=DML_SCALE_BIAS(4.0, 1.0)),
     _case(OP.ELEMENT_WISE_POW, {"InputTensor": np.float32, "ExponentTensor": np.int32, "OutputTensor": np.float32}, {"InputTensor": [2.0, -2.0, 0.0], "ExponentTensor": [-1, 3, 0]},
           [0.5, -8.0, 1.0], "POW with an INT32 exponent (FL 3.0): 2^-1, (-2)^3, 0^0"),
+    _case(OP.ELEMENT_WISE_POW, {"InputTensor": np.int32, "ExponentTensor": np.int32, "OutputTensor": np.int32}, {"InputTensor": [2, 3, -2, 10], "ExponentTensor": [3, -1, 2, 10]},
+          [8, 0, 4, 2**31 - 1], "INT32 POW truncates 3^-1 to 0 and saturates 10^10"),
+    _case(OP.ELEMENT_WISE_IDENTITY, unary(np.int32), {"InputTensor": [3, -3, 4]}, [1, -1, 2], "INT32 IDENTITY with ScaleBias(0.5, 0) truncates toward zero",
+          ScaleBias=DML_SCALE_BIAS(0.5, 0.0)),
+    _case(OP.ELEMENT_WISE_IDENTITY, unary(np.int8), {"InputTensor": [2, -2, 0]}, [127, -128, 1], "INT8 IDENTITY with ScaleBias(100, 1) saturates",
+          ScaleBias=DML_SCALE_BIAS(100.0, 1.0)),
+    _case(OP.ELEMENT_WISE_BIT_SHIFT_LEFT, binary(np.uint64), {"ATensor": [1, 1, 3], "BTensor": [63, 64, 65]}, [2**63, 1, 6], "UINT64 SHIFT_LEFT keeps all 64 bits; counts modulo 64"),
     _case(OP.ELEMENT_WISE_ROUND, unary(np.float32), {"InputTensor": [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6]}, [-2.0, -2.0, -0.0, 0.0, 2.0, 2.0, 3.0],
           "ROUND HALVES_TO_NEAREST_EVEN sends ties to even", RoundingMode=DML_ROUNDING_MODE.HALVES_TO_NEAREST_EVEN),
     _case(OP.ELEMENT_WISE_ROUND, unary(np.float32), {"InputTensor": [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4]}, [-3.0, -2.0, -1.0, 1.0, 2.0, 3.0, 2.0],
@@ -511,9 +518,11 @@ def test_value_scale_2d_channel_count(channels: int, sizes: tuple[int, ...]) -> 
     assert_rule(dmlpy.validate(desc), "ELEMENT_WISE.VALUE_SCALE_2D_CHANNEL_COUNT", path="DML_VALUE_SCALE_2D_OPERATOR_DESC.ChannelCount")
 
 
-def test_a_rounding_mode_outside_the_enum_is_refused() -> None:
+def test_a_rounding_or_infinity_mode_outside_its_enum_is_refused() -> None:
     desc = DML_ELEMENT_WISE_ROUND_OPERATOR_DESC(buffer_tensor(np.float32, (4,)), buffer_tensor(np.float32, (4,)), 3)
     assert_rule(dmlpy.validate(desc), "ENUM.VALUE", path="DML_ELEMENT_WISE_ROUND_OPERATOR_DESC.RoundingMode")
+    is_inf = desc_of(OP.ELEMENT_WISE_IS_INFINITY, unary(np.float32, np.uint8), (4,), InfinityMode=3)
+    assert_rule(dmlpy.validate(is_inf), "ENUM.VALUE", path="DML_ELEMENT_WISE_IS_INFINITY_OPERATOR_DESC.InfinityMode")
 
 
 def test_an_element_wise_tensor_with_an_empty_axis_is_refused_by_name() -> None:
