@@ -28,6 +28,7 @@ from dmlpy.interop import dxdispatch as dx
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, emulated_operators
 from dmlpy.operators.activation import FusedActivation
 from dmlpy.operators.descs import (
+    DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
     DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
     DML_CONVOLUTION_OPERATOR_DESC,
@@ -40,10 +41,11 @@ from dmlpy.operators.descs import (
 F32 = np.float32
 
 
-def add(shape: tuple[int, ...] = (1, 1, 2, 2), **overrides: object) -> DML_ELEMENT_WISE_ADD_OPERATOR_DESC:
-    fields = {"ATensor": buffer_tensor(F32, shape), "BTensor": buffer_tensor(F32, shape), "OutputTensor": buffer_tensor(F32, shape)}
+def prelu(shape: tuple[int, ...] = (1, 1, 2, 2), **overrides: object) -> DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC:
+    """A two-input operator dmlpy validates but has no kernel for."""
+    fields = {"InputTensor": buffer_tensor(F32, shape), "SlopeTensor": buffer_tensor(F32, shape), "OutputTensor": buffer_tensor(F32, shape)}
     fields.update(overrides)
-    return DML_ELEMENT_WISE_ADD_OPERATOR_DESC(**fields)  # type: ignore[arg-type]
+    return DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC(**fields)  # type: ignore[arg-type]
 
 
 def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
@@ -53,21 +55,25 @@ def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
     )  # fmt: skip
 
 
-def test_the_registry_holds_every_operator_type_and_17_kernels() -> None:
+def test_the_registry_holds_every_operator_type_and_80_kernels() -> None:
     assert set(REGISTRY) == {t for t in OP if t != OP.INVALID}
-    assert len(emulated_operators()) == 17 and all(REGISTRY[t].native for t in emulated_operators())
+    emulated = emulated_operators()
+    element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
+    assert len(emulated) == 80 and len(element_wise) == 63
+    assert all(REGISTRY[t].native for t in set(emulated) - element_wise)
+    assert not any(REGISTRY[t].native for t in element_wise)  # the native backend runs their NumPy kernel
 
 
 def test_a_valid_desc_without_a_kernel_is_valid_with_a_not_emulated_warning() -> None:
-    report = dmlpy.validate(add())
+    report = dmlpy.validate(prelu())
     assert rule_ids(report) == ["OPERATOR.NOT_EMULATED"] and report.ok
-    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_ELEMENT_WISE_ADD_OPERATOR_DESC")
+    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC")
 
 
 def test_create_operator_succeeds_and_compile_operator_answers_e_notimpl() -> None:
     device = dmlpy.create_device(backend="numpy")
     with pytest.warns(DmlWarning):
-        operator = device.create_operator(add())
+        operator = device.create_operator(prelu())
     with pytest.raises(DmlError) as raised:
         device.compile_operator(operator)
     assert raised.value.hresult == HRESULT.E_NOTIMPL
@@ -77,15 +83,15 @@ def test_create_operator_succeeds_and_compile_operator_answers_e_notimpl() -> No
 def test_a_strict_device_still_creates_a_valid_operator_without_a_kernel() -> None:
     device = dmlpy.create_device(backend="numpy", strict=True)
     with pytest.warns(DmlWarning):
-        device.create_operator(add())
+        device.create_operator(prelu())
 
 
 def test_an_invalid_desc_without_a_kernel_is_e_invalidarg_and_never_not_emulated() -> None:
     device = dmlpy.create_device(backend="numpy")
     with pytest.raises(DmlError) as raised:
-        device.create_operator(add(BTensor=None))
+        device.create_operator(prelu(SlopeTensor=None))
     assert raised.value.hresult == HRESULT.E_INVALIDARG
-    assert_rule(raised.value, "TENSOR.REQUIRED", path="DML_ELEMENT_WISE_ADD_OPERATOR_DESC.BTensor")
+    assert_rule(raised.value, "TENSOR.REQUIRED", path="DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC.SlopeTensor")
     assert "OPERATOR.NOT_EMULATED" not in rule_ids(raised.value)
 
 
@@ -128,7 +134,7 @@ def _graph(device: dmlpy.Device, *, bad_edge: bool = False) -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DmlWarning)
         relu = device.create_operator(DML_ACTIVATION_RELU_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape)))
-        summed = device.create_operator(add(shape))
+        summed = device.create_operator(prelu(shape))
     edges = [intermediate_edge(0, 0, 1, 0), intermediate_edge(0, 0, 1, 5 if bad_edge else 1)]
     return graph_desc(1, 1, [operator_node(relu), operator_node(summed)], [input_edge(0, 0, 0)], [output_edge(1, 0, 0)], edges)
 
@@ -138,7 +144,7 @@ def test_compile_graph_answers_e_notimpl_for_a_valid_graph_with_a_node_without_a
     with pytest.raises(DmlError) as raised:
         device.compile_graph(_graph(device))
     assert raised.value.hresult == HRESULT.E_NOTIMPL
-    assert_rule(raised.value, "OPERATOR.NOT_EMULATED", path="DML_GRAPH_DESC.Nodes[1] DML_OPERATOR_ELEMENT_WISE_ADD")
+    assert_rule(raised.value, "OPERATOR.NOT_EMULATED", path="DML_GRAPH_DESC.Nodes[1] DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU")
 
 
 def test_compile_graph_answers_e_invalidarg_for_an_invalid_graph_even_with_a_node_without_a_kernel() -> None:
@@ -163,7 +169,7 @@ def _write_model(tmp_path: Path, desc: object, inputs: dict[str, np.ndarray]) ->
 )
 def test_cli_validate_exit_code_tells_invalid_from_not_emulated(tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: dict, code: int) -> None:
     x = np.ones((1, 1, 2, 2), F32)
-    path = _write_model(tmp_path, add(**overrides), {"ATensor": x, "BTensor": x})
+    path = _write_model(tmp_path, prelu(**overrides), {"InputTensor": x, "SlopeTensor": x})
     assert main(["validate", str(path)]) == code
     assert main(["validate", "--strict", str(path)]) == code
     capsys.readouterr()
@@ -171,7 +177,7 @@ def test_cli_validate_exit_code_tells_invalid_from_not_emulated(tmp_path: Path, 
 
 def test_cli_run_of_an_operator_without_a_kernel_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     x = np.ones((1, 1, 2, 2), F32)
-    assert main(["run", str(_write_model(tmp_path, add(), {"ATensor": x, "BTensor": x}))]) == EXIT_NOT_EMULATED
+    assert main(["run", str(_write_model(tmp_path, prelu(), {"InputTensor": x, "SlopeTensor": x}))]) == EXIT_NOT_EMULATED
     err = capsys.readouterr().err
     assert "E_NOTIMPL" in err and "OPERATOR.NOT_EMULATED" in err
 
@@ -182,7 +188,9 @@ def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytes
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("  DML_OPERATOR_")}
     assert len(rows) == len(REGISTRY)
     assert rows["DML_OPERATOR_CONVOLUTION"] == ["1.0", "yes", "family", "yes", "yes"]
-    assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "-", "-"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "yes", "-"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_CLIP1"] == ["5.0", "yes", "family", "yes", "-"]
+    assert rows["DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU"] == ["1.0", "yes", "generic", "-", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_GELU"][0] == "5.1"
     assert "element_wise (63):" in out and "pooling (11):" in out
 

@@ -44,7 +44,11 @@ from dmlpy import (
     buffer_tensor,
     nhwc_strides,
 )
-from dmlpy.enums import DML_CONVOLUTION_DIRECTION
+from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_IS_INFINITY_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
+from dmlpy.interop.dxdispatch import json_readable
+from dmlpy.operators.descs import OPERATORS as DESCS
+from dmlpy.operators.element_wise import KERNELS
+from dmlpy.structs import DML_SCALAR_UNION
 
 OP = DML_OPERATOR_TYPE
 F32 = "float32"
@@ -204,6 +208,57 @@ CASES: list[Case] = [
     ),
     Case("1-D dilated convolution with a fused sigmoid", OP.CONVOLUTION, _conv1d, _inputs(InputTensor=_rand((1, 2, 8)), FilterTensor=_rand((3, 2, 3)))),
 ]
+
+
+# ---------------------------------------------------------------------------------------
+# One case per element-wise operator: FLOAT32 where the newest table lists it, else the first type
+# it lists, on 4-D tensors; comparisons and IS_* write UINT8.
+
+_EW_PARAMETERS: dict[OP, dict[str, Any]] = {
+    OP.ELEMENT_WISE_CLIP: {"Min": -0.5, "Max": 0.75},
+    OP.ELEMENT_WISE_THRESHOLD: {"Min": 0.25},
+    OP.ELEMENT_WISE_CONSTANT_POW: {"Exponent": 2.0},
+    OP.ELEMENT_WISE_ROUND: {"RoundingMode": DML_ROUNDING_MODE.TOWARD_ZERO},
+    OP.ELEMENT_WISE_IS_INFINITY: {"InfinityMode": DML_IS_INFINITY_MODE.POSITIVE},
+    OP.ELEMENT_WISE_CLIP1: {"MinMaxDataType": DML_TENSOR_DATA_TYPE.FLOAT32, "Min": DML_SCALAR_UNION(Float32=-1.0), "Max": DML_SCALAR_UNION(Float32=1.0)},
+    OP.VALUE_SCALE_2D: {"Scale": 2.0, "ChannelCount": 1, "Bias": [0.5]},
+}
+
+
+def _ew_types(op_type: OP) -> dict[str, str]:
+    support = dmlpy.operators.REGISTRY[op_type].support
+    table = support.table_at(DML_FEATURE_LEVEL.LEVEL_6_4, None)[1]
+    names = {name: [t.name for t in entry.data_types or ()] for name, entry in table.items()}
+    return {name: ("FLOAT32" if "FLOAT32" in types else types[0]) for name, types in names.items()}
+
+
+def _element_wise_case(op_type: OP) -> Case:
+    shape = (1, 1, 2, 3)
+    types = _ew_types(op_type)
+    if op_type == OP.ELEMENT_WISE_QUANTIZE_LINEAR:
+        types.update(ZeroPointTensor="UINT8", OutputTensor="UINT8")
+    cls = dmlpy.operators.REGISTRY[op_type].desc_class
+
+    def build() -> Any:
+        tensors = {name: buffer_tensor(data_type, shape) for name, data_type in types.items()}
+        return cls(**tensors, **_EW_PARAMETERS.get(op_type, {}))
+
+    def inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        arrays = {}
+        for slot in dmlpy.operators.REGISTRY[op_type].support.slots:
+            if slot.kind != "input":
+                continue
+            dtype = dmlpy.numpy_dtype(DML_TENSOR_DATA_TYPE[types[slot.name]])
+            high = 3 if slot.name in ("BTensor", "ExponentTensor") and dtype.kind in "iu" else 100
+            arrays[slot.name] = (rng.integers(1, high, size=shape) if dtype.kind in "iu" else rng.uniform(0.1, 0.9, size=shape)).astype(dtype)
+        return arrays
+
+    return Case(f"{op_type.name.lower()} on {', '.join(sorted(set(types.values())))}", op_type, build, inputs)
+
+
+# DxDispatch's JSON has no form yet for ScaleBias (a struct pointer), CLIP1's scalar unions or VALUE_SCALE_2D's Bias array
+ELEMENT_WISE_CASES = [_element_wise_case(t) for t in KERNELS if json_readable(DESCS[t].desc_class)]
+CASES[-1:-1] = ELEMENT_WISE_CASES  # the last case stays the 1-D convolution test_cpp.py takes
 
 
 def case_ids(cases: list[Case]) -> list[str]:
