@@ -45,7 +45,6 @@ from dmlpy import (
     nhwc_strides,
 )
 from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_IS_INFINITY_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
-from dmlpy.interop.dxdispatch import json_readable
 from dmlpy.operators.descs import OPERATORS as DESCS
 from dmlpy.operators.element_wise import KERNELS
 from dmlpy.structs import DML_SCALAR_UNION
@@ -256,8 +255,7 @@ def _element_wise_case(op_type: OP) -> Case:
     return Case(f"{op_type.name.lower()} on {', '.join(sorted(set(types.values())))}", op_type, build, inputs)
 
 
-# DxDispatch's JSON has no form yet for ScaleBias (a struct pointer), CLIP1's scalar unions or VALUE_SCALE_2D's Bias array
-ELEMENT_WISE_CASES = [_element_wise_case(t) for t in KERNELS if json_readable(DESCS[t].desc_class)]
+ELEMENT_WISE_CASES = [_element_wise_case(t) for t in KERNELS]
 CASES[-1:-1] = ELEMENT_WISE_CASES  # the last case stays the 1-D convolution test_cpp.py takes
 
 

@@ -64,7 +64,7 @@ def output_of(result: dx.RunResult, desc: Any, field: str = "OutputTensor") -> n
 def test_every_registered_operator_has_an_export_case() -> None:
     """Every emulated operator whose fields DxDispatch's JSON can hold (ScaleBias, DML_SCALAR_UNION and FLOAT arrays it cannot yet)."""
     covered = {case.operator_type for case in CASES}
-    missing = [t.name for t, spec in REGISTRY.items() if spec.emulated and dx.json_readable(spec.desc_class) and t not in covered]
+    missing = [t.name for t, spec in REGISTRY.items() if spec.emulated and t not in covered]
     assert not missing, f"add a case to tests/interop/export_cases.py for {missing}"
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from dxdispatch_format import format_errors
 
@@ -84,11 +86,40 @@ def test_example_model_without_a_kernel_compiles_to_e_notimpl(path: Path) -> Non
         assert caught.value.hresult == dmlpy.HRESULT.E_NOTIMPL
 
 
-def test_example_models_with_kernels_are_the_convolutions_and_they_run() -> None:
-    runnable = [p.stem for p in MODELS if _runnable(dx.read_model(p))]
-    assert runnable == ["dml_convolution_2d", "dml_convolution_3d"]
-    for stem in runnable:
-        dx.run_model(MODELS_DIR / f"{stem}.json", dmlpy.create_device(backend="numpy"))
+_ELU_OF_MINUS_2 = 0.5 * (math.exp(-2.0) - 1.0)  # ADD1's fused ELU, Alpha 0.5, at 3 + (-5)
+# What each model's output holds, worked by hand from its initial values and its operator's page
+EXPECTED = {
+    "dml_element_wise_add": ("Out", [1 + 5, 2 + 8, 3 - 5]),
+    "dml_element_wise_add1": ("Out", [6, 10, _ELU_OF_MINUS_2]),
+    "dml_element_wise_clip": ("A", [-2.5, -2.5, -2, -1, 0, 1, 2, 2.5, 2.5]),  # in place, bounds -2.5 and 2.5
+    "dml_element_wise_identity": ("Out", [1 * 2 + 10, 2 * 2 + 10, 3 * 2 + 10]),  # ScaleBias {2, 10}
+    "dml_owned_tensors": ("Out", [6, 10, -2]),
+    "dml_scalar_union_fp16": ("output", [2, 2, 3, 4, 4]),  # CLIP1 of 1..5 to [2, 4] in FLOAT16
+}
+
+
+def _add_npy_expected() -> np.ndarray:
+    """A read with NumPy's own .npy reader, B as raw FLOAT32 bytes: independent of dmlpy's readers."""
+    return np.load(MODELS_DIR / "dml_element_wise_add_input.npy").astype(np.float32).ravel() + np.fromfile(MODELS_DIR / "dml_element_wise_add_input.dat", dtype=np.float32)
+
+
+def test_example_models_with_kernels_are_the_convolutions_and_the_element_wise_ones() -> None:
+    runnable = {p.stem for p in MODELS if _runnable(dx.read_model(p))}
+    assert runnable == {"dml_convolution_2d", "dml_convolution_3d", "dml_element_wise_add_npy", *EXPECTED}
+
+
+@pytest.mark.parametrize("stem", [*EXPECTED, "dml_element_wise_add_npy", "dml_convolution_2d", "dml_convolution_3d"])
+def test_example_model_runs_to_the_values_worked_by_hand(backend: str, stem: str) -> None:
+    result = dx.run_model(MODELS_DIR / f"{stem}.json", dmlpy.create_device(backend=backend))
+    if stem in EXPECTED:
+        name, values = EXPECTED[stem]
+        # a resource holds whole DWORDs: five FLOAT16 values take 12 bytes, the sixth half is padding
+        np.testing.assert_allclose(result.shown[name][: len(values)], values, rtol=1e-6, atol=1e-7)
+    elif stem == "dml_element_wise_add_npy":
+        np.testing.assert_allclose(result.shown["Out"], _add_npy_expected(), rtol=1e-6)
+    else:  # the convolutions' values are checked against onnxruntime in test_dxdispatch.py; here both backends agree
+        other = dx.run_model(MODELS_DIR / f"{stem}.json", dmlpy.create_device(backend="numpy"))
+        np.testing.assert_allclose(result.shown["output"], other.shown["output"], rtol=1e-5)
 
 
 @pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
