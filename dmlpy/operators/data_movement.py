@@ -1,0 +1,195 @@
+"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER_ELEMENTS.
+
+Facts, each operator's page: JOIN's inputs and SPLIT's outputs have the other tensor's sizes
+except along ``Axis``, where JOIN's output size is the sum of its inputs' and SPLIT's outputs
+sum to its input's; SLICE's output sizes are its ``Sizes`` and every element it reads,
+``Offsets + Strides * (Sizes - 1)``, lies inside the input; SLICE1's window
+``[offset, offset + size)`` is non-empty and inside the input, and each output size is between 1
+and ``1 + (size - 1) / |stride|``; PADDING's output size is ``in + start + end``; TILE's is
+``in * repeats``; GATHER_ELEMENTS's output has the indices' sizes. Every ``Axis`` is below the
+tensors' DimensionCount, and every per-dimension array has DimensionCount entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dmlpy.enums import DML_OPERATOR_TYPE
+from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.descs.data_movement import (
+    DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_JOIN_OPERATOR_DESC,
+    DML_PADDING1_OPERATOR_DESC,
+    DML_PADDING_OPERATOR_DESC,
+    DML_SLICE1_OPERATOR_DESC,
+    DML_SLICE_OPERATOR_DESC,
+    DML_SPLIT_OPERATOR_DESC,
+    DML_TILE_OPERATOR_DESC,
+)
+from dmlpy.rules import Checker, rule
+from dmlpy.support import OPERATORS
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
+
+OP = DML_OPERATOR_TYPE
+
+
+def _page(name: str) -> str:
+    return f"ns-directml-dml_{name}_operator_desc"
+
+
+JOIN_AXIS = rule("JOIN.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("join"))
+JOIN_SIZES = rule("JOIN.SAME_SIZES", "Every input has the output's Sizes except along Axis.", source=_page("join"))
+JOIN_OUTPUT = rule("JOIN.OUTPUT_SIZE", "OutputTensor.Sizes[Axis] is the sum of the inputs' Sizes[Axis].", source=_page("join"))
+SPLIT_AXIS = rule("SPLIT.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("split"))
+SPLIT_SIZES = rule("SPLIT.SAME_SIZES", "Every output has the input's Sizes except along Axis.", source=_page("split"))
+SPLIT_OUTPUT = rule("SPLIT.OUTPUT_SIZE", "The outputs' Sizes[Axis] sum to InputTensor.Sizes[Axis].", source=_page("split"))
+SLICE_DIMENSION_COUNT = rule("SLICE.DIMENSION_COUNT", "DimensionCount equals the input's and output's DimensionCount.", source=_page("slice1"))
+SLICE_OUTPUT = rule("SLICE.OUTPUT_SIZE", "SLICE: OutputTensor.Sizes equal Sizes. SLICE1: 1 <= OutputTensor.Sizes[i] <= 1 + (InputWindowSizes[i] - 1) / |InputWindowStrides[i]|.", source=f"{_page('slice')}; {_page('slice1')}")
+SLICE_BOUNDS = rule("SLICE.WINDOW_BOUNDS", "Every element read lies inside the input: the window is non-empty and ends at or before InputTensor.Sizes[i].", source=f"{_page('slice')}; {_page('slice1')}")
+SLICE_STRIDE = rule("SLICE.STRIDE_ZERO", "SLICE1's InputWindowStrides are not 0 (the element count divides by them).", source=_page("slice1"))
+PADDING_DIMENSION_COUNT = rule("PADDING.DIMENSION_COUNT", "DimensionCount equals the tensors' DimensionCount.", source=_page("padding"))
+PADDING_OUTPUT = rule("PADDING.OUTPUT_SIZE", "OutputTensor.Sizes[i] = InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i].", source=_page("padding"))
+TILE_COUNT = rule("TILE.REPEATS_COUNT", "RepeatsCount equals the tensors' DimensionCount.", source=_page("tile"))
+TILE_OUTPUT = rule("TILE.OUTPUT_SIZE", "OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i].", source=_page("tile"))
+TILE_RANK = rule("TILE.SAME_DIMENSION_COUNT", "OutputTensor has InputTensor's DimensionCount.", source=_page("tile"))
+GATHER_AXIS = rule("GATHER_ELEMENTS.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("gather_elements"))
+GATHER_OUTPUT = rule("GATHER_ELEMENTS.OUTPUT_SIZE", "OutputTensor.Sizes equal IndicesTensor.Sizes.", source=_page("gather_elements"))
+
+
+def _axis_ok(ctx: Checker, rule_: Any, axis: int, rank: int, path: str) -> bool:
+    return ctx.check(0 <= axis < rank, rule_, f"{path}.Axis", actual=axis, expected=f"0..{rank - 1}",
+                     message=f"is {axis}, expected an axis below the tensors' DimensionCount {rank}")  # fmt: skip
+
+
+def _check_concatenation(ctx: Checker, desc: Any, path: str, whole_name: str, whole: DML_BUFFER_TENSOR_DESC | None,
+                         parts_name: str, parts: list[DML_BUFFER_TENSOR_DESC | None], rules: tuple[Any, Any, Any]) -> None:  # fmt: skip
+    """JOIN (parts are inputs, whole the output) and SPLIT (the other way round) share their size rules."""
+    axis_rule, sizes_rule, output_rule = rules
+    if whole is None or whole.Sizes is None or not parts or any(p is None for p in parts):
+        return
+    rank = len(whole.Sizes)
+    if not _axis_ok(ctx, axis_rule, desc.Axis, rank, path):
+        return
+    axis, total = desc.Axis, 0
+    for i, part in enumerate(parts):
+        assert part is not None and part.Sizes is not None
+        if len(part.Sizes) != rank:
+            return  # TENSOR.SAME_DIMENSION_COUNT
+        total += part.Sizes[axis]
+        for d, (size, expected) in enumerate(zip(part.Sizes, whole.Sizes, strict=True)):
+            if d != axis:
+                ctx.check(size == expected, sizes_rule, f"{path}.{parts_name}[{i}].Sizes[{d}]", actual=size, expected=expected, why=f"{whole_name}.Sizes[{d}] (Axis is {axis})")
+    terms = " + ".join(str(p.Sizes[axis]) for p in parts if p is not None and p.Sizes is not None)
+    field = f"{path}.{whole_name}.Sizes[{axis}]" if parts_name == "InputTensors" else f"{path}.{parts_name}[{len(parts) - 1}].Sizes[{axis}]"
+    ctx.check(total == whole.Sizes[axis], output_rule, field, actual=total if parts_name == "OutputTensors" else whole.Sizes[axis],
+              expected=whole.Sizes[axis] if parts_name == "OutputTensors" else total,
+              message=(f"is {whole.Sizes[axis]}, expected the inputs' sum {terms} = {total}" if parts_name == "InputTensors"
+                       else f"makes the outputs' sizes along Axis {terms} = {total}, expected InputTensor.Sizes[{axis}] = {whole.Sizes[axis]}"))  # fmt: skip
+
+
+def _check_join(ctx: Checker, desc: DML_JOIN_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    _check_concatenation(ctx, desc, path, "OutputTensor", buffers["OutputTensor"], "InputTensors", buffers["InputTensors"], (JOIN_AXIS, JOIN_SIZES, JOIN_OUTPUT))
+
+
+def _check_split(ctx: Checker, desc: DML_SPLIT_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    _check_concatenation(ctx, desc, path, "InputTensor", buffers["InputTensor"], "OutputTensors", buffers["OutputTensors"], (SPLIT_AXIS, SPLIT_SIZES, SPLIT_OUTPUT))
+
+
+def _arrays(desc: Any, names: tuple[str, ...], count: int) -> list[Any] | None:
+    """The per-dimension arrays, or None when one is missing or of the wrong length (FIELD.* say so)."""
+    values = [getattr(desc, name) for name in names]
+    return None if any(v is None or len(v) != count for v in values) else values
+
+
+def _same_rank(ctx: Checker, rule_: Any, count_name: str, desc: Any, path: str, buffers: dict[str, Any]) -> tuple[Any, Any] | None:
+    x, y = buffers["InputTensor"], buffers["OutputTensor"]
+    if x is None or y is None or x.DimensionCount != y.DimensionCount:
+        return None
+    count = getattr(desc, count_name)
+    if not ctx.check(count == x.DimensionCount, rule_, f"{path}.{count_name}", actual=count, expected=x.DimensionCount, why="InputTensor.DimensionCount"):
+        return None
+    return x, y
+
+
+def _check_slice(ctx: Checker, desc: DML_SLICE_OPERATOR_DESC | DML_SLICE1_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    tensors = _same_rank(ctx, SLICE_DIMENSION_COUNT, "DimensionCount", desc, path, buffers)
+    if tensors is None:
+        return
+    x, y = tensors
+    first = isinstance(desc, DML_SLICE_OPERATOR_DESC)
+    names = ("Offsets", "Sizes", "Strides") if first else ("InputWindowOffsets", "InputWindowSizes", "InputWindowStrides")
+    arrays = _arrays(desc, names, desc.DimensionCount)
+    if arrays is None:
+        return
+    for i, (offset, size, stride) in enumerate(zip(*arrays, strict=True)):
+        if first:
+            last = offset + stride * (size - 1)
+            ctx.check(size >= 1 and last < x.Sizes[i], SLICE_BOUNDS, f"{path}.Sizes[{i}]", actual=size, expected=f"1..{x.Sizes[i]}",
+                      message=f"is {size}: the last element read is Offsets + Strides * (Sizes - 1) = {offset} + {stride} * ({size} - 1) = {last}, expected 0..{x.Sizes[i] - 1} (InputTensor.Sizes[{i}] = {x.Sizes[i]})"
+                      if size >= 1 else "is 0, expected at least 1 element")  # fmt: skip
+            ctx.check(y.Sizes[i] == size, SLICE_OUTPUT, f"{path}.OutputTensor.Sizes[{i}]", actual=y.Sizes[i], expected=size, why=f"Sizes[{i}]")
+            continue
+        inside = ctx.check(size >= 1 and offset + size <= x.Sizes[i], SLICE_BOUNDS, f"{path}.InputWindowSizes[{i}]", actual=size, expected=f"1..{x.Sizes[i] - offset}",
+                           message=f"is {size}: the window [{offset}, {offset} + {size}) must be non-empty and end at or before InputTensor.Sizes[{i}] = {x.Sizes[i]}")  # fmt: skip
+        if not ctx.check(stride != 0, SLICE_STRIDE, f"{path}.InputWindowStrides[{i}]", actual=stride, expected="not 0", message="is 0, expected a nonzero stride") or not inside:
+            continue
+        most = 1 + (size - 1) // abs(stride)
+        ctx.check(1 <= y.Sizes[i] <= most, SLICE_OUTPUT, f"{path}.OutputTensor.Sizes[{i}]", actual=y.Sizes[i], expected=f"1..{most}",
+                  message=f"is {y.Sizes[i]}, expected 1 to 1 + ({size} - 1) / |{stride}| = {most}")  # fmt: skip
+
+
+def _check_padding(ctx: Checker, desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    tensors = _same_rank(ctx, PADDING_DIMENSION_COUNT, "DimensionCount", desc, path, buffers)
+    arrays = None if tensors is None else _arrays(desc, ("StartPadding", "EndPadding"), desc.DimensionCount)
+    if tensors is None or arrays is None:
+        return
+    x, y = tensors
+    for i, (start, end) in enumerate(zip(*arrays, strict=True)):
+        expected = x.Sizes[i] + start + end
+        ctx.check(y.Sizes[i] == expected, PADDING_OUTPUT, f"{path}.OutputTensor.Sizes[{i}]", actual=y.Sizes[i], expected=expected, why=f"{x.Sizes[i]} + {start} + {end} (input + start + end)")
+
+
+def _check_tile(ctx: Checker, desc: DML_TILE_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x, y = buffers["InputTensor"], buffers["OutputTensor"]
+    if x is None or y is None:
+        return
+    if not ctx.check(y.DimensionCount == x.DimensionCount, TILE_RANK, f"{path}.OutputTensor.DimensionCount", actual=y.DimensionCount, expected=x.DimensionCount, why="InputTensor.DimensionCount"):
+        return
+    tensors = _same_rank(ctx, TILE_COUNT, "RepeatsCount", desc, path, buffers)
+    if tensors is None or desc.Repeats is None or len(desc.Repeats) != desc.RepeatsCount:
+        return
+    for i, repeats in enumerate(desc.Repeats):
+        expected = x.Sizes[i] * repeats
+        ctx.check(y.Sizes[i] == expected, TILE_OUTPUT, f"{path}.OutputTensor.Sizes[{i}]", actual=y.Sizes[i], expected=expected, why=f"{x.Sizes[i]} * {repeats} (input * Repeats[{i}])")
+
+
+def _check_gather_elements(ctx: Checker, desc: DML_GATHER_ELEMENTS_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x, indices, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["OutputTensor"]
+    if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
+        return
+    if _axis_ok(ctx, GATHER_AXIS, desc.Axis, x.DimensionCount, path):
+        ctx.check(tuple(y.Sizes) == tuple(indices.Sizes), GATHER_OUTPUT, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=tuple(indices.Sizes), why="IndicesTensor.Sizes")
+
+
+for _type, _class, _check in (
+    (OP.JOIN, DML_JOIN_OPERATOR_DESC, _check_join),
+    (OP.SPLIT, DML_SPLIT_OPERATOR_DESC, _check_split),
+    (OP.SLICE, DML_SLICE_OPERATOR_DESC, _check_slice),
+    (OP.SLICE1, DML_SLICE1_OPERATOR_DESC, _check_slice),
+    (OP.PADDING, DML_PADDING_OPERATOR_DESC, _check_padding),
+    (OP.PADDING1, DML_PADDING1_OPERATOR_DESC, _check_padding),
+    (OP.TILE, DML_TILE_OPERATOR_DESC, _check_tile),
+    (OP.GATHER_ELEMENTS, DML_GATHER_ELEMENTS_OPERATOR_DESC, _check_gather_elements),
+):
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
+
+__all__ = [
+    "DML_GATHER_ELEMENTS_OPERATOR_DESC",
+    "DML_JOIN_OPERATOR_DESC",
+    "DML_PADDING1_OPERATOR_DESC",
+    "DML_PADDING_OPERATOR_DESC",
+    "DML_SLICE1_OPERATOR_DESC",
+    "DML_SLICE_OPERATOR_DESC",
+    "DML_SPLIT_OPERATOR_DESC",
+    "DML_TILE_OPERATOR_DESC",
+]
