@@ -1,4 +1,4 @@
-"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER_ELEMENTS.
+"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER, GATHER_ELEMENTS.
 
 Facts, each operator's page: JOIN's inputs and SPLIT's outputs have the other tensor's sizes
 except along ``Axis``, where JOIN's output size is the sum of its inputs' and SPLIT's outputs
@@ -6,7 +6,8 @@ sum to its input's; SLICE's output sizes are its ``Sizes`` and every element it 
 ``Offsets + Strides * (Sizes - 1)``, lies inside the input; SLICE1's window
 ``[offset, offset + size)`` is non-empty and inside the input, and each output size is between 1
 and ``1 + (size - 1) / |stride|``; PADDING's output size is ``in + start + end``; TILE's is
-``in * repeats``; GATHER_ELEMENTS's output has the indices' sizes. Every ``Axis`` is below the
+``in * repeats``; GATHER's output is the input's sizes with the last ``IndexDimensions`` of the
+indices' in place of ``Axis``, right-aligned; GATHER_ELEMENTS's output has the indices' sizes. Every ``Axis`` is below the
 tensors' DimensionCount, and every per-dimension array has DimensionCount entries.
 """
 
@@ -18,6 +19,7 @@ from dmlpy.enums import DML_OPERATOR_TYPE
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.descs.data_movement import (
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
     DML_PADDING_OPERATOR_DESC,
@@ -26,7 +28,7 @@ from dmlpy.operators.descs.data_movement import (
     DML_SPLIT_OPERATOR_DESC,
     DML_TILE_OPERATOR_DESC,
 )
-from dmlpy.rules import Checker, rule
+from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
@@ -52,6 +54,9 @@ PADDING_OUTPUT = rule("PADDING.OUTPUT_SIZE", "OutputTensor.Sizes[i] = InputTenso
 TILE_COUNT = rule("TILE.REPEATS_COUNT", "RepeatsCount equals the tensors' DimensionCount.", source=_page("tile"))
 TILE_OUTPUT = rule("TILE.OUTPUT_SIZE", "OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i].", source=_page("tile"))
 TILE_RANK = rule("TILE.SAME_DIMENSION_COUNT", "OutputTensor has InputTensor's DimensionCount.", source=_page("tile"))
+GATHER_AXIS_RANGE = rule("GATHER.AXIS_RANGE", "Axis is below InputTensor.DimensionCount.", source=_page("gather"))
+GATHER_INDEX_DIMENSIONS = rule("GATHER.INDEX_DIMENSIONS", "IndexDimensions is at most IndicesTensor.DimensionCount.", source=f"{_page('gather')}; docs/deviations.md")
+GATHER_OUTPUT_SIZE = rule("GATHER.OUTPUT_SIZE", "OutputTensor.Sizes are {Input.Sizes[..Axis], the last IndexDimensions Indices.Sizes, Input.Sizes[Axis+1..]}, right-aligned: leading 1s cropped or added.", source=_page("gather"))
 GATHER_AXIS = rule("GATHER_ELEMENTS.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("gather_elements"))
 GATHER_OUTPUT = rule("GATHER_ELEMENTS.OUTPUT_SIZE", "OutputTensor.Sizes equal IndicesTensor.Sizes.", source=_page("gather_elements"))
 
@@ -163,6 +168,33 @@ def _check_tile(ctx: Checker, desc: DML_TILE_OPERATOR_DESC, path: str, buffers: 
         ctx.check(y.Sizes[i] == expected, TILE_OUTPUT, f"{path}.OutputTensor.Sizes[{i}]", actual=y.Sizes[i], expected=expected, why=f"{x.Sizes[i]} * {repeats} (input * Repeats[{i}])")
 
 
+def gather_output_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...], axis: int, index_dimensions: int, rank: int) -> tuple[int, ...] | None:
+    """GATHER's OutputTensor.Sizes of DimensionCount ``rank``, or None when more than ``rank`` of them are not 1."""
+    kept = tuple(indices_sizes[len(indices_sizes) - index_dimensions :]) if index_dimensions else ()
+    full = tuple(input_sizes[:axis]) + kept + tuple(input_sizes[axis + 1 :])
+    while len(full) > rank and full[0] == 1:
+        full = full[1:]
+    return None if len(full) > rank else (1,) * (rank - len(full)) + full
+
+
+def _check_gather(ctx: Checker, desc: DML_GATHER_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x, indices, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["OutputTensor"]
+    if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
+        return  # TENSOR.SAME_DIMENSION_COUNT
+    rank = x.DimensionCount
+    axis_ok = _axis_ok(ctx, GATHER_AXIS_RANGE, desc.Axis, rank, path)
+    count_ok = ctx.check(desc.IndexDimensions <= rank, GATHER_INDEX_DIMENSIONS, f"{path}.IndexDimensions", actual=desc.IndexDimensions, expected=f"0..{rank}",
+                         message=f"is {desc.IndexDimensions}, more than IndicesTensor.DimensionCount = {rank}")  # fmt: skip
+    if not (axis_ok and count_ok):
+        return
+    expected = gather_output_sizes(tuple(x.Sizes), tuple(indices.Sizes), desc.Axis, desc.IndexDimensions, rank)
+    kept = f"IndicesTensor.Sizes[{rank - desc.IndexDimensions}..{rank - 1}]" if desc.IndexDimensions else "no IndicesTensor sizes"
+    formula = f"{{InputTensor.Sizes[0..{desc.Axis - 1}], {kept}, InputTensor.Sizes[{desc.Axis + 1}..{rank - 1}]}}"
+    ctx.check(expected is not None and tuple(y.Sizes) == expected, GATHER_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=expected,
+              message=(f"is {fmt(list(y.Sizes))}, expected {fmt(list(expected))} = {formula} right-aligned to {rank} dimensions" if expected is not None
+                       else f"has {rank} dimensions, fewer than the original rank + IndexDimensions - 1 the gather produces ({formula})"))  # fmt: skip
+
+
 def _check_gather_elements(ctx: Checker, desc: DML_GATHER_ELEMENTS_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     x, indices, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["OutputTensor"]
     if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
@@ -179,12 +211,14 @@ for _type, _class, _check in (
     (OP.PADDING, DML_PADDING_OPERATOR_DESC, _check_padding),
     (OP.PADDING1, DML_PADDING1_OPERATOR_DESC, _check_padding),
     (OP.TILE, DML_TILE_OPERATOR_DESC, _check_tile),
+    (OP.GATHER, DML_GATHER_OPERATOR_DESC, _check_gather),
     (OP.GATHER_ELEMENTS, DML_GATHER_ELEMENTS_OPERATOR_DESC, _check_gather_elements),
 ):
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
 
 __all__ = [
     "DML_GATHER_ELEMENTS_OPERATOR_DESC",
+    "DML_GATHER_OPERATOR_DESC",
     "DML_JOIN_OPERATOR_DESC",
     "DML_PADDING1_OPERATOR_DESC",
     "DML_PADDING_OPERATOR_DESC",

@@ -20,6 +20,7 @@ from dmlpy import DML_TENSOR_DATA_TYPE as DT
 from dmlpy import buffer_tensor
 from dmlpy.operators.data_movement import (
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
     DML_PADDING_OPERATOR_DESC,
@@ -40,6 +41,7 @@ PAD = "DML_PADDING_OPERATOR_DESC"
 PAD1 = "DML_PADDING1_OPERATOR_DESC"
 TILE = "DML_TILE_OPERATOR_DESC"
 GATHER_ELEMENTS = "DML_GATHER_ELEMENTS_OPERATOR_DESC"
+GATHER = "DML_GATHER_OPERATOR_DESC"
 CAST = "DML_CAST_OPERATOR_DESC"
 
 
@@ -81,6 +83,11 @@ def tile(x: Any = (1, 1, 2, 3), y: Any = (1, 2, 2, 6), repeats: Any = (1, 2, 1, 
     return DML_TILE_OPERATOR_DESC(t(*x), t(*y), None, list(repeats))
 
 
+def gather(x: Any = (1, 3, 3), indices: Any = (1, 1, 2), y: Any = (3, 1, 2), axis: int = 2, index_dimensions: int = 2, index_type: Any = DT.UINT32) -> DML_GATHER_OPERATOR_DESC:
+    """Default: the page's example 4, {1,3,3} on Axis 2 with indices {1,1,2} -> {3,1,2}."""
+    return DML_GATHER_OPERATOR_DESC(t(*x), t(*indices, dtype=index_type), t(*y), axis, index_dimensions)
+
+
 def gather_elements(x: Any = (1, 1, 3, 3), indices: Any = (1, 1, 2, 3), y: Any = (1, 1, 2, 3), axis: int = 2) -> DML_GATHER_ELEMENTS_OPERATOR_DESC:
     return DML_GATHER_ELEMENTS_OPERATOR_DESC(t(*x), t(*indices, dtype=DT.UINT32), t(*y), axis)
 
@@ -99,6 +106,12 @@ def gather_elements(x: Any = (1, 1, 3, 3), indices: Any = (1, 1, 2, 3), y: Any =
         pytest.param(pad(mode=3), FL.LEVEL_3_0, id="SYMMETRIC padding from FL 3.0"),
         pytest.param(tile(), FL.LEVEL_1_0, id="TILE channels 1 * 2, columns 3 * 2"),
         pytest.param(gather_elements(), FL.LEVEL_2_1, id="GATHER_ELEMENTS output has the indices' {1,1,2,3}"),
+        pytest.param(gather(), FL.LEVEL_3_0, id="GATHER example 4: {1,3} + {1,2} + {} = {1,3,1,2}, leading 1 cropped to {3,1,2}"),
+        pytest.param(gather((4,), (5,), (5,), 0, 1), FL.LEVEL_3_0, id="GATHER example 1: {} + {5} + {} = {5}"),
+        pytest.param(gather((3, 2), (1, 4), (4, 2), 0, 1), FL.LEVEL_3_0, id="GATHER example 2: {} + {4} + {2} = {4,2}"),
+        pytest.param(gather((1, 3, 2), (1, 2, 2), (2, 2, 2), 1, 2), FL.LEVEL_3_0, id="GATHER example 5: {1} + {2,2} + {2} = {1,2,2,2} -> {2,2,2}"),
+        pytest.param(gather((1, 1, 3, 2), (1, 1, 1, 4), (1, 1, 4, 2), 2, 1), FL.LEVEL_1_0, id="4-D GATHER padded with leading 1s: {1,1} + {4} + {2}"),
+        pytest.param(gather(index_type=DT.INT64), FL.LEVEL_3_0, id="INT64 indices from FL 3.0"),
         pytest.param(DML_CAST_OPERATOR_DESC(t(1, 1, 2, 3), t(1, 1, 2, 3, dtype=DT.FLOAT16)), FL.LEVEL_1_0, id="CAST FLOAT32 to FLOAT16, same sizes"),
     ],
 )
@@ -137,6 +150,13 @@ def test_a_valid_data_movement_desc_gets_only_not_emulated(value: Any, level: FL
         pytest.param(tile(y=(1, 2, 2, 5)), FL.LEVEL_1_0, "TILE.OUTPUT_SIZE", f"{TILE}.OutputTensor.Sizes[3]", id="TILE 5 columns, expected 3 * 2 = 6"),
         pytest.param(tile(repeats=(2, 1, 2)), FL.LEVEL_1_0, "TILE.REPEATS_COUNT", f"{TILE}.RepeatsCount", id="TILE 3 repeats for 4-D tensors"),
         pytest.param(tile(y=(1, 2, 2, 6, 1)), FL.LEVEL_6_4, "TILE.SAME_DIMENSION_COUNT", f"{TILE}.OutputTensor.DimensionCount", id="TILE output 5-D for a 4-D input"),
+        pytest.param(gather(y=(3, 2, 1)), FL.LEVEL_3_0, "GATHER.OUTPUT_SIZE", f"{GATHER}.OutputTensor.Sizes", id="GATHER output {3,2,1}, expected {3,1,2}"),
+        pytest.param(gather((3, 2), (1, 4), (2, 4), 0, 1), FL.LEVEL_3_0, "GATHER.OUTPUT_SIZE", f"{GATHER}.OutputTensor.Sizes", id="GATHER example 2 with the output transposed: {2,4}, expected {4,2}"),
+        pytest.param(gather((2, 3), (2, 4), (2, 4), 1, 2), FL.LEVEL_3_0, "GATHER.OUTPUT_SIZE", f"{GATHER}.OutputTensor.Sizes", id="GATHER {2} + {2,4} + {} = {2,2,4}: three sizes above 1 do not fit a 2-D output"),
+        pytest.param(gather(axis=3), FL.LEVEL_3_0, "GATHER.AXIS_RANGE", f"{GATHER}.Axis", id="GATHER Axis 3 of 3-D tensors"),
+        pytest.param(gather(index_dimensions=4), FL.LEVEL_3_0, "GATHER.INDEX_DIMENSIONS", f"{GATHER}.IndexDimensions", id="GATHER IndexDimensions 4 of 3-D indices"),
+        pytest.param(gather(index_type=DT.INT32), FL.LEVEL_2_1, "TENSOR.DATA_TYPE_SUPPORT", f"{GATHER}.IndicesTensor.DataType", id="GATHER INT32 indices below FL 3.0: UINT32 only"),
+        pytest.param(gather(y=(3, 1, 2, 1)), FL.LEVEL_3_0, "TENSOR.SAME_DIMENSION_COUNT", f"{GATHER}.OutputTensor.DimensionCount", id="GATHER output 4-D for 3-D input and indices"),
         pytest.param(gather_elements(y=(1, 1, 3, 3)), FL.LEVEL_2_1, "GATHER_ELEMENTS.OUTPUT_SIZE", f"{GATHER_ELEMENTS}.OutputTensor.Sizes", id="GATHER_ELEMENTS output {1,1,3,3}, indices {1,1,2,3}"),
         pytest.param(gather_elements(axis=4), FL.LEVEL_2_1, "GATHER_ELEMENTS.AXIS_RANGE", f"{GATHER_ELEMENTS}.Axis", id="GATHER_ELEMENTS Axis 4 of 4-D tensors"),
         pytest.param(DML_CAST_OPERATOR_DESC(t(1, 1, 2, 3), t(1, 1, 3, 2)), FL.LEVEL_1_0, "TENSOR.SAME_SIZES", f"{CAST}.OutputTensor.Sizes", id="CAST {1,1,2,3} to {1,1,3,2}: same sizes only"),
