@@ -1,4 +1,4 @@
-"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER, GATHER_ELEMENTS.
+"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER, GATHER_ELEMENTS, GATHER_ND.
 
 Facts, each operator's page: JOIN's inputs and SPLIT's outputs have the other tensor's sizes
 except along ``Axis``, where JOIN's output size is the sum of its inputs' and SPLIT's outputs
@@ -7,7 +7,10 @@ sum to its input's; SLICE's output sizes are its ``Sizes`` and every element it 
 ``[offset, offset + size)`` is non-empty and inside the input, and each output size is between 1
 and ``1 + (size - 1) / |stride|``; PADDING's output size is ``in + start + end``; TILE's is
 ``in * repeats``; GATHER's output is the input's sizes with the last ``IndexDimensions`` of the
-indices' in place of ``Axis``, right-aligned; GATHER_ELEMENTS's output has the indices' sizes. Every ``Axis`` is below the
+indices' in place of ``Axis``, right-aligned; GATHER_ELEMENTS's output has the indices' sizes;
+GATHER_ND's is the indices' sizes before the tuple then the input's sizes the tuple does not
+index, right-aligned (the page's examples; its formula keeps too many input sizes,
+docs/deviations.md). Every ``Axis`` is below the
 tensors' DimensionCount, and every per-dimension array has DimensionCount entries.
 """
 
@@ -19,6 +22,7 @@ from dmlpy.enums import DML_OPERATOR_TYPE
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.descs.data_movement import (
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_ND_OPERATOR_DESC,
     DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
@@ -57,6 +61,11 @@ TILE_RANK = rule("TILE.SAME_DIMENSION_COUNT", "OutputTensor has InputTensor's Di
 GATHER_AXIS_RANGE = rule("GATHER.AXIS_RANGE", "Axis is below InputTensor.DimensionCount.", source=_page("gather"))
 GATHER_INDEX_DIMENSIONS = rule("GATHER.INDEX_DIMENSIONS", "IndexDimensions is at most IndicesTensor.DimensionCount.", source=f"{_page('gather')}; docs/deviations.md")
 GATHER_OUTPUT_SIZE = rule("GATHER.OUTPUT_SIZE", "OutputTensor.Sizes are {Input.Sizes[..Axis], the last IndexDimensions Indices.Sizes, Input.Sizes[Axis+1..]}, right-aligned: leading 1s cropped or added.", source=_page("gather"))
+ND_PAGE = _page("gather_nd")
+ND_INPUT_COUNT = rule("GATHER_ND.INPUT_DIMENSION_COUNT", "InputDimensionCount is in [1, InputTensor.DimensionCount].", source=ND_PAGE)
+ND_INDICES_COUNT = rule("GATHER_ND.INDICES_DIMENSION_COUNT", "IndicesDimensionCount is in [1, IndicesTensor.DimensionCount].", source=ND_PAGE)
+ND_TUPLE = rule("GATHER_ND.TUPLE_SIZE", "The index tuple size, IndicesTensor's last size, is at most InputDimensionCount.", source=ND_PAGE)
+ND_OUTPUT_SIZE = rule("GATHER_ND.OUTPUT_SIZE", "OutputTensor.Sizes are {the indices' IndicesDimensionCount - 1 sizes before the tuple, the input's sizes after the tuple's}, right-aligned.", source=f"{ND_PAGE}; docs/deviations.md")
 GATHER_AXIS = rule("GATHER_ELEMENTS.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("gather_elements"))
 GATHER_OUTPUT = rule("GATHER_ELEMENTS.OUTPUT_SIZE", "OutputTensor.Sizes equal IndicesTensor.Sizes.", source=_page("gather_elements"))
 
@@ -66,38 +75,42 @@ def _axis_ok(ctx: Checker, rule_: Any, axis: int, rank: int, path: str) -> bool:
                      message=f"is {axis}, expected an axis below the tensors' DimensionCount {rank}")  # fmt: skip
 
 
-def _check_concatenation(ctx: Checker, desc: Any, path: str, whole_name: str, whole: DML_BUFFER_TENSOR_DESC | None,
-                         parts_name: str, parts: list[DML_BUFFER_TENSOR_DESC | None], rules: tuple[Any, Any, Any]) -> None:  # fmt: skip
-    """JOIN (parts are inputs, whole the output) and SPLIT (the other way round) share their size rules."""
-    axis_rule, sizes_rule, output_rule = rules
+def _sizes_along_axis(ctx: Checker, desc: Any, path: str, whole_name: str, whole: DML_BUFFER_TENSOR_DESC | None,
+                      parts_name: str, parts: list[DML_BUFFER_TENSOR_DESC | None], axis_rule: Any, sizes_rule: Any) -> list[int] | None:  # fmt: skip
+    """JOIN's inputs and SPLIT's outputs ("parts") match the other tensor off the axis; returns their sizes along it."""
     if whole is None or whole.Sizes is None or not parts or any(p is None for p in parts):
-        return
+        return None
     rank = len(whole.Sizes)
     if not _axis_ok(ctx, axis_rule, desc.Axis, rank, path):
-        return
-    axis, total = desc.Axis, 0
+        return None
+    axis, along = desc.Axis, []
     for i, part in enumerate(parts):
         assert part is not None and part.Sizes is not None
         if len(part.Sizes) != rank:
-            return  # TENSOR.SAME_DIMENSION_COUNT
-        total += part.Sizes[axis]
+            return None  # TENSOR.SAME_DIMENSION_COUNT
+        along.append(part.Sizes[axis])
         for d, (size, expected) in enumerate(zip(part.Sizes, whole.Sizes, strict=True)):
             if d != axis:
                 ctx.check(size == expected, sizes_rule, f"{path}.{parts_name}[{i}].Sizes[{d}]", actual=size, expected=expected, why=f"{whole_name}.Sizes[{d}] (Axis is {axis})")
-    terms = " + ".join(str(p.Sizes[axis]) for p in parts if p is not None and p.Sizes is not None)
-    field = f"{path}.{whole_name}.Sizes[{axis}]" if parts_name == "InputTensors" else f"{path}.{parts_name}[{len(parts) - 1}].Sizes[{axis}]"
-    ctx.check(total == whole.Sizes[axis], output_rule, field, actual=total if parts_name == "OutputTensors" else whole.Sizes[axis],
-              expected=whole.Sizes[axis] if parts_name == "OutputTensors" else total,
-              message=(f"is {whole.Sizes[axis]}, expected the inputs' sum {terms} = {total}" if parts_name == "InputTensors"
-                       else f"makes the outputs' sizes along Axis {terms} = {total}, expected InputTensor.Sizes[{axis}] = {whole.Sizes[axis]}"))  # fmt: skip
+    return along
 
 
 def _check_join(ctx: Checker, desc: DML_JOIN_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
-    _check_concatenation(ctx, desc, path, "OutputTensor", buffers["OutputTensor"], "InputTensors", buffers["InputTensors"], (JOIN_AXIS, JOIN_SIZES, JOIN_OUTPUT))
+    y = buffers["OutputTensor"]
+    along = _sizes_along_axis(ctx, desc, path, "OutputTensor", y, "InputTensors", buffers["InputTensors"], JOIN_AXIS, JOIN_SIZES)
+    if along is not None:
+        actual, axis = y.Sizes[desc.Axis], desc.Axis
+        ctx.check(actual == sum(along), JOIN_OUTPUT, f"{path}.OutputTensor.Sizes[{axis}]", actual=actual, expected=sum(along),
+                  message=f"is {actual}, expected the inputs' sum {' + '.join(map(str, along))} = {sum(along)}")  # fmt: skip
 
 
 def _check_split(ctx: Checker, desc: DML_SPLIT_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
-    _check_concatenation(ctx, desc, path, "InputTensor", buffers["InputTensor"], "OutputTensors", buffers["OutputTensors"], (SPLIT_AXIS, SPLIT_SIZES, SPLIT_OUTPUT))
+    x = buffers["InputTensor"]
+    along = _sizes_along_axis(ctx, desc, path, "InputTensor", x, "OutputTensors", buffers["OutputTensors"], SPLIT_AXIS, SPLIT_SIZES)
+    if along is not None:
+        wanted, axis = x.Sizes[desc.Axis], desc.Axis
+        ctx.check(sum(along) == wanted, SPLIT_OUTPUT, f"{path}.OutputTensors[{len(along) - 1}].Sizes[{axis}]", actual=along[-1], expected=wanted - sum(along[:-1]),
+                  message=f"is {along[-1]}: the outputs' sizes along Axis {' + '.join(map(str, along))} = {sum(along)}, expected InputTensor.Sizes[{axis}] = {wanted}")  # fmt: skip
 
 
 def _arrays(desc: Any, names: tuple[str, ...], count: int) -> list[Any] | None:
@@ -195,6 +208,37 @@ def _check_gather(ctx: Checker, desc: DML_GATHER_OPERATOR_DESC, path: str, buffe
                        else f"has {rank} dimensions, fewer than the original rank + IndexDimensions - 1 the gather produces ({formula})"))  # fmt: skip
 
 
+def gather_nd_output_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...], input_count: int, indices_count: int, rank: int) -> tuple[int, ...] | None:
+    """GATHER_ND's OutputTensor.Sizes of DimensionCount ``rank`` (the page's examples), or None when they do not fit."""
+    tuple_size = indices_sizes[-1]
+    full = tuple(indices_sizes[len(indices_sizes) - indices_count : -1]) + tuple(input_sizes[len(input_sizes) - input_count + tuple_size :])
+    while len(full) > rank and full[0] == 1:
+        full = full[1:]
+    return None if len(full) > rank else (1,) * (rank - len(full)) + full
+
+
+def _check_gather_nd(ctx: Checker, desc: DML_GATHER_ND_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x, indices, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["OutputTensor"]
+    if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
+        return  # TENSOR.SAME_DIMENSION_COUNT
+    rank, input_count, indices_count = x.DimensionCount, desc.InputDimensionCount, desc.IndicesDimensionCount
+    ok = ctx.check(1 <= input_count <= rank, ND_INPUT_COUNT, f"{path}.InputDimensionCount", actual=input_count, expected=f"1..{rank}",
+                   message=f"is {input_count}, expected 1 to InputTensor.DimensionCount = {rank}")  # fmt: skip
+    ok &= ctx.check(1 <= indices_count <= rank, ND_INDICES_COUNT, f"{path}.IndicesDimensionCount", actual=indices_count, expected=f"1..{rank}",
+                    message=f"is {indices_count}, expected 1 to IndicesTensor.DimensionCount = {rank}")  # fmt: skip
+    if not ok:
+        return
+    tuple_size = indices.Sizes[-1]
+    if not ctx.check(tuple_size <= input_count, ND_TUPLE, f"{path}.IndicesTensor.Sizes[{rank - 1}]", actual=tuple_size, expected=f"<= {input_count}",
+                     message=f"is {tuple_size}: index tuples of {tuple_size} coordinates, more than InputDimensionCount = {input_count}"):  # fmt: skip
+        return
+    expected = gather_nd_output_sizes(tuple(x.Sizes), tuple(indices.Sizes), input_count, indices_count, rank)
+    formula = (f"{{IndicesTensor.Sizes[{rank - indices_count}..{rank - 2}], InputTensor.Sizes[{rank - input_count + tuple_size}..{rank - 1}]}}")
+    ctx.check(expected is not None and tuple(y.Sizes) == expected, ND_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=expected,
+              message=(f"is {fmt(list(y.Sizes))}, expected {fmt(list(expected))} = {formula} right-aligned to {rank} dimensions" if expected is not None
+                       else f"has {rank} dimensions, too few for {formula}"))  # fmt: skip
+
+
 def _check_gather_elements(ctx: Checker, desc: DML_GATHER_ELEMENTS_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     x, indices, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["OutputTensor"]
     if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
@@ -213,11 +257,13 @@ for _type, _class, _check in (
     (OP.TILE, DML_TILE_OPERATOR_DESC, _check_tile),
     (OP.GATHER, DML_GATHER_OPERATOR_DESC, _check_gather),
     (OP.GATHER_ELEMENTS, DML_GATHER_ELEMENTS_OPERATOR_DESC, _check_gather_elements),
+    (OP.GATHER_ND, DML_GATHER_ND_OPERATOR_DESC, _check_gather_nd),
 ):
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
 
 __all__ = [
     "DML_GATHER_ELEMENTS_OPERATOR_DESC",
+    "DML_GATHER_ND_OPERATOR_DESC",
     "DML_GATHER_OPERATOR_DESC",
     "DML_JOIN_OPERATOR_DESC",
     "DML_PADDING1_OPERATOR_DESC",

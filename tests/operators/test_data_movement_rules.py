@@ -20,6 +20,7 @@ from dmlpy import DML_TENSOR_DATA_TYPE as DT
 from dmlpy import buffer_tensor
 from dmlpy.operators.data_movement import (
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_ND_OPERATOR_DESC,
     DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
@@ -42,6 +43,7 @@ PAD1 = "DML_PADDING1_OPERATOR_DESC"
 TILE = "DML_TILE_OPERATOR_DESC"
 GATHER_ELEMENTS = "DML_GATHER_ELEMENTS_OPERATOR_DESC"
 GATHER = "DML_GATHER_OPERATOR_DESC"
+GATHER_ND = "DML_GATHER_ND_OPERATOR_DESC"
 CAST = "DML_CAST_OPERATOR_DESC"
 
 
@@ -88,6 +90,11 @@ def gather(x: Any = (1, 3, 3), indices: Any = (1, 1, 2), y: Any = (3, 1, 2), axi
     return DML_GATHER_OPERATOR_DESC(t(*x), t(*indices, dtype=index_type), t(*y), axis, index_dimensions)
 
 
+def gather_nd(x: Any = (1, 2, 2, 2), indices: Any = (1, 1, 2, 2), y: Any = (1, 1, 2, 2), input_count: int = 3, indices_count: int = 2) -> DML_GATHER_ND_OPERATOR_DESC:
+    """Default: the page's example 2, tuples of 2 into {2,2,2} leave {2}; indices {2} before the tuple -> {1,1,2,2}."""
+    return DML_GATHER_ND_OPERATOR_DESC(t(*x), t(*indices, dtype=DT.UINT32), t(*y), input_count, indices_count)
+
+
 def gather_elements(x: Any = (1, 1, 3, 3), indices: Any = (1, 1, 2, 3), y: Any = (1, 1, 2, 3), axis: int = 2) -> DML_GATHER_ELEMENTS_OPERATOR_DESC:
     return DML_GATHER_ELEMENTS_OPERATOR_DESC(t(*x), t(*indices, dtype=DT.UINT32), t(*y), axis)
 
@@ -112,6 +119,9 @@ def gather_elements(x: Any = (1, 1, 3, 3), indices: Any = (1, 1, 2, 3), y: Any =
         pytest.param(gather((1, 3, 2), (1, 2, 2), (2, 2, 2), 1, 2), FL.LEVEL_3_0, id="GATHER example 5: {1} + {2,2} + {2} = {1,2,2,2} -> {2,2,2}"),
         pytest.param(gather((1, 1, 3, 2), (1, 1, 1, 4), (1, 1, 4, 2), 2, 1), FL.LEVEL_1_0, id="4-D GATHER padded with leading 1s: {1,1} + {4} + {2}"),
         pytest.param(gather(index_type=DT.INT64), FL.LEVEL_3_0, id="INT64 indices from FL 3.0"),
+        pytest.param(gather_nd(), FL.LEVEL_2_1, id="GATHER_ND example 2: {2} + {2} right-aligned to {1,1,2,2}"),
+        pytest.param(gather_nd((2, 2), (2, 1), (2, 2), 2, 2), FL.LEVEL_3_0, id="GATHER_ND example 1: tuples of 1, {2} + {2} = {2,2}"),
+        pytest.param(gather_nd((3, 4, 5, 6, 7), (1, 1, 1, 2, 3), (1, 1, 2, 6, 7), 5, 3), FL.LEVEL_3_0, id="GATHER_ND field example: {1,2} + {6,7} -> {1,1,2,6,7}"),
         pytest.param(DML_CAST_OPERATOR_DESC(t(1, 1, 2, 3), t(1, 1, 2, 3, dtype=DT.FLOAT16)), FL.LEVEL_1_0, id="CAST FLOAT32 to FLOAT16, same sizes"),
     ],
 )
@@ -157,6 +167,12 @@ def test_a_valid_data_movement_desc_gets_only_not_emulated(value: Any, level: FL
         pytest.param(gather(index_dimensions=4), FL.LEVEL_3_0, "GATHER.INDEX_DIMENSIONS", f"{GATHER}.IndexDimensions", id="GATHER IndexDimensions 4 of 3-D indices"),
         pytest.param(gather(index_type=DT.INT32), FL.LEVEL_2_1, "TENSOR.DATA_TYPE_SUPPORT", f"{GATHER}.IndicesTensor.DataType", id="GATHER INT32 indices below FL 3.0: UINT32 only"),
         pytest.param(gather(y=(3, 1, 2, 1)), FL.LEVEL_3_0, "TENSOR.SAME_DIMENSION_COUNT", f"{GATHER}.OutputTensor.DimensionCount", id="GATHER output 4-D for 3-D input and indices"),
+        pytest.param(gather_nd(y=(1, 2, 2, 2)), FL.LEVEL_2_1, "GATHER_ND.OUTPUT_SIZE", f"{GATHER_ND}.OutputTensor.Sizes", id="GATHER_ND output {1,2,2,2}, expected {1,1,2,2}"),
+        pytest.param(gather_nd((3, 4, 5, 6, 7), (1, 1, 1, 2, 3), (1, 2, 5, 6, 7), 5, 3), FL.LEVEL_3_0, "GATHER_ND.OUTPUT_SIZE", f"{GATHER_ND}.OutputTensor.Sizes", id="GATHER_ND output keeping the tupled {5}: {1,2,5,6,7}, expected {1,1,2,6,7}"),
+        pytest.param(gather_nd(indices=(1, 1, 2, 4)), FL.LEVEL_2_1, "GATHER_ND.TUPLE_SIZE", f"{GATHER_ND}.IndicesTensor.Sizes[3]", id="GATHER_ND tuples of 4 into InputDimensionCount 3"),
+        pytest.param(gather_nd(input_count=5), FL.LEVEL_2_1, "GATHER_ND.INPUT_DIMENSION_COUNT", f"{GATHER_ND}.InputDimensionCount", id="GATHER_ND InputDimensionCount 5 of a 4-D input"),
+        pytest.param(gather_nd(indices_count=0), FL.LEVEL_2_1, "GATHER_ND.INDICES_DIMENSION_COUNT", f"{GATHER_ND}.IndicesDimensionCount", id="GATHER_ND IndicesDimensionCount 0: the range starts at 1"),
+        pytest.param(gather_nd(), FL.LEVEL_2_0, "OPERATOR.FEATURE_LEVEL", GATHER_ND, id="GATHER_ND arrived at FL 2.1"),
         pytest.param(gather_elements(y=(1, 1, 3, 3)), FL.LEVEL_2_1, "GATHER_ELEMENTS.OUTPUT_SIZE", f"{GATHER_ELEMENTS}.OutputTensor.Sizes", id="GATHER_ELEMENTS output {1,1,3,3}, indices {1,1,2,3}"),
         pytest.param(gather_elements(axis=4), FL.LEVEL_2_1, "GATHER_ELEMENTS.AXIS_RANGE", f"{GATHER_ELEMENTS}.Axis", id="GATHER_ELEMENTS Axis 4 of 4-D tensors"),
         pytest.param(DML_CAST_OPERATOR_DESC(t(1, 1, 2, 3), t(1, 1, 3, 2)), FL.LEVEL_1_0, "TENSOR.SAME_SIZES", f"{CAST}.OutputTensor.Sizes", id="CAST {1,1,2,3} to {1,1,3,2}: same sizes only"),
