@@ -181,7 +181,8 @@ def test_many_random_descs_give_clean_answers(operator_type: Any) -> None:
 
 def test_the_fuzzer_reaches_valid_descs_and_every_kind_of_answer() -> None:
     answers = {"valid": 0, "invalid": 0, "type": 0}
-    for operator_type in OPERATORS[:60]:
+    # every operator: the operator-specific rules leave no valid random desc among the first 60
+    for operator_type in OPERATORS:
         for seed in range(6):
             rng = np.random.default_rng([int(operator_type), seed])
             desc = random_desc(rng, operator_type)

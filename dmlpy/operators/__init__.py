@@ -275,6 +275,10 @@ def _ensure_families_loaded() -> None:
     from dmlpy.operators import activation  # noqa: F401, PLC0415 - registration side effect
     from dmlpy.operators import convolution  # noqa: F401, PLC0415 - registration side effect
     from dmlpy.operators import element_wise  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import reduction  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import data_movement  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import normalization  # noqa: F401, PLC0415 - registration side effect
+    from dmlpy.operators import resampling  # noqa: F401, PLC0415 - registration side effect
 
 
 _register_every_operator()

@@ -40,11 +40,14 @@ from dmlpy.operators.descs.activation import (
     DML_ACTIVATION_ELU_OPERATOR_DESC,
     DML_ACTIVATION_GELU_OPERATOR_DESC,
     DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_HARDMAX1_OPERATOR_DESC,
     DML_ACTIVATION_IDENTITY_OPERATOR_DESC,
     DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC,
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
+    DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
     DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC,
     DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
     DML_ACTIVATION_TANH_OPERATOR_DESC,
 )
@@ -273,6 +276,35 @@ for _type, _class in DESC_CLASSES.items():
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check_standalone, activation_reference, in_place=_type in IN_PLACE, native=True, native_covers=_floating))
 
 assert all(t in REGISTRY for t in DESC_CLASSES)
+
+
+# ---------------------------------------------------------------------------------------
+# SOFTMAX1, LOG_SOFTMAX1, HARDMAX1: the generic rules (same DataType, DimensionCount and Sizes)
+# and their Axes, "in the range [0, InputTensor.DimensionCount - 1]" (each page). No kernel yet.
+
+AXES_PAGE = "ns-directml-dml_activation_softmax1_operator_desc"
+AXIS_RANGE = rule("ACTIVATION.AXIS_RANGE", "SOFTMAX1's, LOG_SOFTMAX1's and HARDMAX1's Axes are in [0, InputTensor.DimensionCount - 1].", source=AXES_PAGE)
+AXIS_DUPLICATE = rule("ACTIVATION.AXIS_DUPLICATE", "No axis appears twice in Axes (the pages are silent; a repeated axis reduces once).", source="docs/deviations.md", severity=Severity.WARNING)
+
+
+def _check_axes(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+    x = buffers["InputTensor"]
+    if x is None or desc.Axes is None:
+        return
+    rank = x.DimensionCount
+    for i, axis in enumerate(desc.Axes):
+        ctx.check(axis < rank, AXIS_RANGE, f"{path}.Axes[{i}]", actual=axis, expected=f"0..{rank - 1}",
+                  message=f"is {axis}, expected an axis in [0, InputTensor.DimensionCount - 1] = [0, {rank - 1}]")  # fmt: skip
+        first = list(desc.Axes).index(axis)
+        ctx.check(first == i, AXIS_DUPLICATE, f"{path}.Axes[{i}]", actual=axis, expected="an axis not listed before", message=f"is {axis}, already Axes[{first}]")
+
+
+for _type, _class in (
+    (OP.ACTIVATION_SOFTMAX1, DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC),
+    (OP.ACTIVATION_LOG_SOFTMAX1, DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC),
+    (OP.ACTIVATION_HARDMAX1, DML_ACTIVATION_HARDMAX1_OPERATOR_DESC),
+):
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_axes, generic_rules=True))
 
 __all__ = [
     "DESC_CLASSES",

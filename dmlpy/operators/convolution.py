@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_OPERATOR_TYPE, c_name
+from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_MATRIX_TRANSFORM, DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Severity, int_argument, ints_argument
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.activation import apply_fused, check_fused_activation
-from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC
+from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC, DML_GEMM_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
@@ -438,8 +438,49 @@ def convolution_reference(desc: DML_CONVOLUTION_OPERATOR_DESC, inputs: dict[str,
 
 register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference, native=True))
 
+# ---------------------------------------------------------------------------------------
+# GEMM: A {.., M, K} x B {.., K, N} = Output {.., M, N}, TransA/TransB swapping the last two sizes
+# of A/B (the DML_GEMM_OPERATOR_DESC page). Same DataType and DimensionCount of all four tensors
+# and C's Sizes equal to the output's are the generic TENSOR.SAME_* rules of the page's constraints.
+
+GEMM_PAGE = "ns-directml-dml_gemm_operator_desc"
+GEMM_INNER_SIZE = rule("GEMM.INNER_SIZE", "A's K (Sizes[-1], or Sizes[-2] with TransA) equals B's K (Sizes[-2], or Sizes[-1] with TransB).", source=GEMM_PAGE)
+GEMM_OUTPUT_SIZE = rule("GEMM.OUTPUT_SIZE", "OutputTensor's last two sizes are {M, N}: M from ATensor, N from BTensor, after TransA/TransB.", source=GEMM_PAGE)
+GEMM_BATCH_SIZES = rule("GEMM.BATCH_SIZES", "ATensor's and BTensor's leading sizes {BatchCount, ChannelCount} equal OutputTensor's (broadcast is by zero strides, not by size 1).", source=GEMM_PAGE)
+
+
+def _matrix_axes(rank: int, transform: object) -> tuple[int, int]:
+    """(rows axis, columns axis) of a matrix tensor after its DML_MATRIX_TRANSFORM."""
+    return (rank - 1, rank - 2) if transform == DML_MATRIX_TRANSFORM.TRANSPOSE else (rank - 2, rank - 1)
+
+
+def _check_gemm(ctx: Checker, desc: DML_GEMM_OPERATOR_DESC, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+    a, b, y = buffers["ATensor"], buffers["BTensor"], buffers["OutputTensor"]
+    if a is None or b is None or y is None or not isinstance(desc.TransA, DML_MATRIX_TRANSFORM) or not isinstance(desc.TransB, DML_MATRIX_TRANSFORM):
+        return
+    rank = y.DimensionCount
+    if a.DimensionCount != rank or b.DimensionCount != rank or rank is None or rank < 2:
+        return  # TENSOR.SAME_DIMENSION_COUNT or the support table's dimension counts already say it
+    assert a.Sizes is not None and b.Sizes is not None and y.Sizes is not None
+    a_rows, a_cols = _matrix_axes(rank, desc.TransA)
+    b_rows, b_cols = _matrix_axes(rank, desc.TransB)
+    m, k, k_b, n = a.Sizes[a_rows], a.Sizes[a_cols], b.Sizes[b_rows], b.Sizes[b_cols]
+    ctx.check(k_b == k, GEMM_INNER_SIZE, f"{path}.BTensor.Sizes[{b_rows}]", actual=k_b, expected=k,
+              message=f"is {k_b}, expected K = ATensor.Sizes[{a_cols}] = {k} (TransA {c_name(desc.TransA)}, TransB {c_name(desc.TransB)})")  # fmt: skip
+    ctx.check(y.Sizes[rank - 2] == m, GEMM_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes[{rank - 2}]", actual=y.Sizes[rank - 2], expected=m,
+              message=f"is {y.Sizes[rank - 2]}, expected M = ATensor.Sizes[{a_rows}] = {m} (TransA {c_name(desc.TransA)})")  # fmt: skip
+    ctx.check(y.Sizes[rank - 1] == n, GEMM_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes[{rank - 1}]", actual=y.Sizes[rank - 1], expected=n,
+              message=f"is {y.Sizes[rank - 1]}, expected N = BTensor.Sizes[{b_cols}] = {n} (TransB {c_name(desc.TransB)})")  # fmt: skip
+    for name, tensor in (("ATensor", a), ("BTensor", b)):
+        for axis in range(rank - 2):
+            ctx.check(tensor.Sizes[axis] == y.Sizes[axis], GEMM_BATCH_SIZES, f"{path}.{name}.Sizes[{axis}]", actual=tensor.Sizes[axis], expected=y.Sizes[axis], why=f"OutputTensor.Sizes[{axis}]")
+
+
+register(OperatorSpec(DML_OPERATOR_TYPE.GEMM, DML_GEMM_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.GEMM], _check_gemm, generic_rules=True))
+
 __all__ = [
     "DML_CONVOLUTION_OPERATOR_DESC",
+    "DML_GEMM_OPERATOR_DESC",
     "backward_output_size",
     "backward_output_size_range",
     "convolution_output_sizes",

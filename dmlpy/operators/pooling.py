@@ -23,17 +23,24 @@ import numpy as np
 from dmlpy.enums import DML_OPERATOR_TYPE
 from dmlpy.errors import Severity, ints_argument
 from dmlpy.operators import OperatorSpec, register
-from dmlpy.operators.descs.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC
+from dmlpy.operators.descs.pooling import (
+    DML_AVERAGE_POOLING1_OPERATOR_DESC,
+    DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_MAX_POOLING1_OPERATOR_DESC,
+    DML_MAX_POOLING2_OPERATOR_DESC,
+    DML_MAX_POOLING_OPERATOR_DESC,
+)
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
 
 
 AnyAveragePooling = DML_AVERAGE_POOLING_OPERATOR_DESC | DML_AVERAGE_POOLING1_OPERATOR_DESC
+AnyMaxPooling = DML_MAX_POOLING_OPERATOR_DESC | DML_MAX_POOLING1_OPERATOR_DESC | DML_MAX_POOLING2_OPERATOR_DESC
 
 
-def dilations_of(desc: AnyAveragePooling) -> tuple[int, ...]:
-    """AVERAGE_POOLING has no Dilations field: it behaves as all ones."""
+def dilations_of(desc: AnyAveragePooling | AnyMaxPooling) -> tuple[int, ...]:
+    """AVERAGE_POOLING, MAX_POOLING and MAX_POOLING1 have no Dilations field: they behave as all ones."""
     dilations = getattr(desc, "Dilations", None)
     return tuple(dilations) if dilations is not None else (1,) * (desc.DimensionCount or 0)
 
@@ -366,9 +373,74 @@ for _type, _class in (
 ):
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check_pooling, average_pooling_reference, native=True))
 
+# ---------------------------------------------------------------------------------------
+# Max pooling: the same windows as average pooling (MAX_POOLING2's page gives the formula without
+# its Dilations, as AVERAGE_POOLING1's does; dmlpy uses the dilated window for both). The generic
+# rules already report the array lengths (FIELD.ARRAY_LENGTH) and the page's DataType and
+# DimensionCount constraints (TENSOR.SAME_*); the support tables the index types per level.
+
+MAX_PAGE = "ns-directml-dml_max_pooling2_operator_desc"
+MAX_DIMENSION_COUNT = rule("MAX_POOLING.DIMENSION_COUNT", "DimensionCount equals InputTensor's DimensionCount - 2 (2 for 4-D, 3 for 5-D).", source=MAX_PAGE)
+MAX_ZERO = rule("MAX_POOLING.ZERO", "Every stride, window size and dilation is at least 1.", source="the output-size formula divides by Strides[i]; an empty window has no maximum")
+MAX_BATCH_CHANNELS = rule("MAX_POOLING.BATCH_AND_CHANNELS", "OutputTensor keeps the input's N and C: Sizes[0] and Sizes[1] are equal.", source=MAX_PAGE)
+MAX_WINDOW_TOO_LARGE = rule("MAX_POOLING.WINDOW_LARGER_THAN_INPUT", "The dilated window fits the padded input: (w - 1) * d + 1 <= in + start + end.", source="onnxruntime InitializeKernelOutputDimensions; docs/deviations.md")
+MAX_OUTPUT_SIZE = rule("MAX_POOLING.OUTPUT_SIZE", "Each output spatial size is (in + start + end - ((w - 1) * d + 1)) / s + 1, or one more where the ceil shape is allowed.", source=f"{MAX_PAGE}; docs/deviations.md")
+MAX_INDICES_SIZES = rule("MAX_POOLING.INDICES_SIZES", "OutputIndicesTensor, when given, has OutputTensor's Sizes.", source=MAX_PAGE)
+
+
+def _check_max_pooling(ctx: Checker, desc: AnyMaxPooling, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+    x, y, indices = buffers["InputTensor"], buffers["OutputTensor"], buffers.get("OutputIndicesTensor")
+    if x is None or y is None or x.DimensionCount != y.DimensionCount:
+        return
+    assert x.Sizes is not None and y.Sizes is not None
+    rank, count = x.DimensionCount, desc.DimensionCount
+    if indices is not None and indices.DimensionCount == rank:
+        ctx.check(tuple(indices.Sizes or ()) == tuple(y.Sizes), MAX_INDICES_SIZES, f"{path}.OutputIndicesTensor.Sizes", actual=tuple(indices.Sizes or ()), expected=tuple(y.Sizes), why="OutputTensor.Sizes")
+    for axis, name in ((0, "N"), (1, "C")):
+        ctx.check(y.Sizes[axis] == x.Sizes[axis], MAX_BATCH_CHANNELS, f"{path}.OutputTensor.Sizes[{axis}]", actual=y.Sizes[axis], expected=x.Sizes[axis], why=f"InputTensor.Sizes[{axis}] ({name})")
+    if not ctx.check(count == rank - 2, MAX_DIMENSION_COUNT, f"{path}.DimensionCount", actual=count, expected=rank - 2, why=f"InputTensor.DimensionCount ({rank}) - 2"):
+        return
+    names = ("Strides", "WindowSize", "StartPadding", "EndPadding") + (("Dilations",) if isinstance(desc, DML_MAX_POOLING2_OPERATOR_DESC) else ())
+    arrays = {name: getattr(desc, name) for name in names}
+    if any(values is None or len(values) != count for values in arrays.values()):
+        return  # FIELD.ARRAY_LENGTH / FIELD.REQUIRED
+    positive = [ctx.check(v >= 1, MAX_ZERO, f"{path}.{name}[{i}]", actual=v, expected=">= 1", message="is 0, expected at least 1")
+                for name in ("Strides", "WindowSize", "Dilations") if name in arrays for i, v in enumerate(arrays[name])]  # fmt: skip
+    if not all(positive):
+        return
+    dilations = dilations_of(desc)
+    for i in range(count):
+        axis = i + 2
+        size, w, s, sp, ep, d = x.Sizes[axis], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], desc.EndPadding[i], dilations[i]
+        effective, padded = (w - 1) * d + 1, size + sp + ep
+        window_text = f"(({w} - 1) * {d} + 1)" if d != 1 else f"{w}"
+        if not ctx.check(effective <= padded, MAX_WINDOW_TOO_LARGE, f"{path}.WindowSize[{i}]", actual=effective, expected=f"<= {padded}",
+                         message=f"gives a window of {effective} taps, larger than the padded input {size} + {sp} + {ep} = {padded}"):  # fmt: skip
+            continue
+        floor_size = pooled_size(size, w, s, sp, ep, d)
+        ceil_ok = ceil_shape_allowed(size, w, s, sp, ep, d)
+        actual = y.Sizes[axis]
+        if actual == floor_size or (actual == floor_size + 1 and ceil_ok):
+            continue
+        ceil_note = f" (or {floor_size + 1} in ceil mode)" if ceil_ok else ""
+        dilation_note = f"; the page's snippet without Dilations would give {pooled_size(size, w, s, sp, ep)}, but Dilations[{i}] = {d} widens the window" if d != 1 else ""
+        ctx.fail(MAX_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes[{axis}]", actual=actual, expected=floor_size,
+                 message=f"is {actual}, expected {floor_size} = ({size} + {sp} + {ep} - {window_text}) / {s} + 1{ceil_note}{dilation_note}")  # fmt: skip
+
+
+for _type, _class in (
+    (DML_OPERATOR_TYPE.MAX_POOLING, DML_MAX_POOLING_OPERATOR_DESC),
+    (DML_OPERATOR_TYPE.MAX_POOLING1, DML_MAX_POOLING1_OPERATOR_DESC),
+    (DML_OPERATOR_TYPE.MAX_POOLING2, DML_MAX_POOLING2_OPERATOR_DESC),
+):
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_max_pooling, generic_rules=True))
+
 __all__ = [
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",
     "DML_AVERAGE_POOLING_OPERATOR_DESC",
+    "DML_MAX_POOLING1_OPERATOR_DESC",
+    "DML_MAX_POOLING2_OPERATOR_DESC",
+    "DML_MAX_POOLING_OPERATOR_DESC",
     "average_pooling_output_sizes",
     "average_pooling_reference",
     "ceil_shape_allowed",

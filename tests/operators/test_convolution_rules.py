@@ -732,3 +732,70 @@ def test_a_non_positive_natural_size_names_the_accepted_range() -> None:
 )
 def test_backward_output_size_range_matches_hand_computed_ranges(args: tuple[int, ...], expected: tuple[int, int]) -> None:
     assert dmlpy.backward_output_size_range(*args) == expected
+
+
+# ---------------------------------------------------------------------------------------
+# GEMM: the DML_GEMM_OPERATOR_DESC page's sizes, A {.., M, K} x B {.., K, N} = Output {.., M, N}
+
+GEMM = "DML_GEMM_OPERATOR_DESC"
+
+
+def gemm(
+    a: tuple[int, ...] = (1, 1, 2, 3),
+    b: tuple[int, ...] = (1, 1, 3, 4),
+    y: tuple[int, ...] = (1, 1, 2, 4),
+    c: tuple[int, ...] | None = None,
+    *,
+    dtype: Any = DT.FLOAT32,
+    a_type: Any = None,
+    trans_a: Any = 0,
+    trans_b: Any = 0,
+) -> Any:
+    """Default: M = 2, K = 3, N = 4, no transforms."""
+    from dmlpy.operators.descs import DML_GEMM_OPERATOR_DESC  # noqa: PLC0415
+
+    return DML_GEMM_OPERATOR_DESC(
+        buffer_tensor(a_type or dtype, a), buffer_tensor(dtype, b), None if c is None else buffer_tensor(dtype, c), buffer_tensor(dtype, y),
+        trans_a, trans_b, 1.0, 1.0, None,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [
+        pytest.param(gemm(), FL.LEVEL_1_0, id="GEMM {1,1,2,3} x {1,1,3,4} = {1,1,2,4} is valid at FL 1.0"),
+        pytest.param(gemm((1, 1, 3, 2), (1, 1, 4, 3), trans_a=1, trans_b=1), FL.LEVEL_1_0, id="GEMM with both transposes: A {K=3, M=2}, B {N=4, K=3} gives {M=2, N=4}"),
+        pytest.param(gemm((2, 3), (3, 4), (2, 4), (2, 4)), FL.LEVEL_4_0, id="2-D GEMM with C {2,4} is valid from FL 4.0"),
+        pytest.param(gemm((5, 2, 3), (5, 3, 4), (5, 2, 4)), FL.LEVEL_4_0, id="3-D GEMM with batch 5 is valid from FL 4.0"),
+    ],
+)
+def test_a_valid_gemm_gets_only_not_emulated(value: Any, level: FL) -> None:
+    assert rule_ids(dmlpy.validate(value, feature_level=level)) == ["OPERATOR.NOT_EMULATED"]
+
+
+@pytest.mark.parametrize(
+    ("value", "level", "rule_id", "path"),
+    [
+        pytest.param(gemm(b=(1, 1, 5, 4)), FL.LEVEL_1_0, "GEMM.INNER_SIZE", f"{GEMM}.BTensor.Sizes[2]", id="B's K 5 differs from A's K 3"),
+        pytest.param(gemm(b=(1, 1, 3, 4), trans_b=1), FL.LEVEL_1_0, "GEMM.INNER_SIZE", f"{GEMM}.BTensor.Sizes[3]", id="with TransB, B {1,1,3,4} means N = 3, K = Sizes[3] = 4, not A's 3"),
+        pytest.param(gemm(trans_a=1), FL.LEVEL_1_0, "GEMM.INNER_SIZE", f"{GEMM}.BTensor.Sizes[2]", id="TransA makes A {1,1,2,3} mean K = 2, M = 3; B's K is 3"),
+        pytest.param(gemm(y=(1, 1, 3, 4)), FL.LEVEL_1_0, "GEMM.OUTPUT_SIZE", f"{GEMM}.OutputTensor.Sizes[2]", id="output rows 3, expected M = 2"),
+        pytest.param(gemm(y=(1, 1, 2, 3)), FL.LEVEL_1_0, "GEMM.OUTPUT_SIZE", f"{GEMM}.OutputTensor.Sizes[3]", id="output columns 3, expected N = 4"),
+        pytest.param(gemm((1, 1, 3, 2), y=(1, 1, 3, 4), trans_a=1), FL.LEVEL_1_0, "GEMM.OUTPUT_SIZE", f"{GEMM}.OutputTensor.Sizes[2]", id="TransA: A {K=3, M=2} gives M = 2, not the untransposed 3"),
+        pytest.param(gemm((2, 1, 2, 3)), FL.LEVEL_1_0, "GEMM.BATCH_SIZES", f"{GEMM}.ATensor.Sizes[0]", id="A's batch 2 differs from the output's 1"),
+        pytest.param(gemm(b=(1, 2, 3, 4)), FL.LEVEL_1_0, "GEMM.BATCH_SIZES", f"{GEMM}.BTensor.Sizes[1]", id="B's channels 2 differ from the output's 1"),
+        pytest.param(gemm(c=(1, 1, 1, 4)), FL.LEVEL_1_0, "TENSOR.SAME_SIZES", f"{GEMM}.OutputTensor.Sizes", id="C {1,1,1,4} is not the output's {1,1,2,4}: broadcast is by strides, the page wants equal Sizes"),
+        pytest.param(gemm((1, 2, 3), (1, 3, 4), (1, 2, 4)), FL.LEVEL_3_1, "TENSOR.DIMENSION_COUNT_SUPPORT", f"{GEMM}.ATensor.DimensionCount", id="3-D GEMM below FL 4.0: the FL 1.0 table says 4 dims only"),
+        pytest.param(gemm(b=(1, 3, 4)), FL.LEVEL_4_0, "TENSOR.SAME_DIMENSION_COUNT", f"{GEMM}.BTensor.DimensionCount", id="B 3-D with A 4-D"),
+        pytest.param(gemm(dtype=DT.INT32), FL.LEVEL_6_4, "TENSOR.DATA_TYPE_SUPPORT", f"{GEMM}.ATensor.DataType", id="INT32 GEMM: FLOAT32 and FLOAT16 only at every level"),
+        pytest.param(gemm(a_type=DT.FLOAT16), FL.LEVEL_1_0, "TENSOR.SAME_DATA_TYPE", f"{GEMM}.BTensor.DataType", id="A FLOAT16 with B FLOAT32"),
+        pytest.param(gemm(trans_a=2), FL.LEVEL_1_0, "ENUM.VALUE", f"{GEMM}.TransA", id="TransA 2 is no DML_MATRIX_TRANSFORM"),
+    ],
+)
+def test_gemm_rule_is_reported_at_its_field(value: Any, level: FL, rule_id: str, path: str) -> None:
+    assert_rule(dmlpy.validate(value, feature_level=level), rule_id, path)
+
+
+def test_gemm_output_size_message_names_m_and_where_it_comes_from() -> None:
+    finding = assert_rule(dmlpy.validate(gemm(y=(1, 1, 3, 4))), "GEMM.OUTPUT_SIZE")
+    assert "ATensor.Sizes[2] = 2" in finding.message

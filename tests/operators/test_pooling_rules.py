@@ -811,3 +811,82 @@ def test_average_pooling_output_sizes_are_accepted_by_the_validator() -> None:
         Dilations=[2, 2],
     )
     assert rule_ids(dmlpy.validate(desc)) == ["POOLING.CEIL_OUTPUT", "POOLING.CEIL_OUTPUT"]
+
+
+# ---------------------------------------------------------------------------------------
+# Max pooling: output sizes by the page's formula, ((in + start + end - ((w - 1) * d + 1)) / s + 1)
+
+MAX = "DML_MAX_POOLING_OPERATOR_DESC"
+MAX1 = "DML_MAX_POOLING1_OPERATOR_DESC"
+MAX2 = "DML_MAX_POOLING2_OPERATOR_DESC"
+
+
+def max_pool(
+    kind: str = MAX2,
+    x: tuple[int, ...] = (1, 2, 6, 6),
+    y: tuple[int, ...] = (1, 2, 4, 4),
+    indices: tuple[int, ...] | None = None,
+    *,
+    dtype: Any = DT.FLOAT32,
+    index_type: Any = DT.UINT32,
+    **fields: Any,
+) -> Any:
+    """Default: 6x6 input, 3x3 window, stride 1, no padding: (6 - 3) / 1 + 1 = 4."""
+    from dmlpy.operators.descs import DML_MAX_POOLING1_OPERATOR_DESC, DML_MAX_POOLING2_OPERATOR_DESC, DML_MAX_POOLING_OPERATOR_DESC  # noqa: PLC0415
+
+    spatial = len(x) - 2
+    arrays = {"Strides": [1] * spatial, "WindowSize": [3] * spatial, "StartPadding": [0] * spatial, "EndPadding": [0] * spatial}
+    if kind == MAX2:
+        arrays["Dilations"] = [1] * spatial
+    arrays.update(fields)
+    tensors = [buffer_tensor(dtype, x), buffer_tensor(dtype, y)]
+    if kind != MAX:
+        tensors.append(None if indices is None else buffer_tensor(index_type, indices))
+    cls = {MAX: DML_MAX_POOLING_OPERATOR_DESC, MAX1: DML_MAX_POOLING1_OPERATOR_DESC, MAX2: DML_MAX_POOLING2_OPERATOR_DESC}[kind]
+    return cls(*tensors, **arrays)
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [
+        pytest.param(max_pool(MAX), FL.LEVEL_1_0, id="MAX_POOLING 6x6, 3x3 window -> (6 - 3) / 1 + 1 = 4 is valid at FL 1.0"),
+        pytest.param(max_pool(MAX1, indices=(1, 2, 4, 4)), FL.LEVEL_2_0, id="MAX_POOLING1 with UINT32 indices of the output's sizes is valid at FL 2.0"),
+        pytest.param(max_pool(MAX2, y=(1, 2, 2, 2), Dilations=[2, 2]), FL.LEVEL_2_1, id="MAX_POOLING2 dilation 2: (6 - ((3 - 1) * 2 + 1)) / 1 + 1 = 2"),
+        pytest.param(max_pool(MAX2, y=(1, 2, 3, 3), Strides=[2, 2], StartPadding=[1, 1], EndPadding=[1, 1]), FL.LEVEL_2_1, id="stride 2, pads 1: (6 + 1 + 1 - 3) / 2 + 1 = 3"),
+        pytest.param(max_pool(MAX2, y=(1, 2, 3, 3), Strides=[2, 2]), FL.LEVEL_2_1, id="ceil shape: floor (6 - 3) / 2 + 1 = 2, one more window starts at 4 < 6"),
+        pytest.param(max_pool(MAX2, indices=(1, 2, 4, 4), index_type=DT.UINT64), FL.LEVEL_5_0, id="UINT64 indices from FL 5.0"),
+        pytest.param(max_pool(MAX2, (1, 1, 4, 6, 6), (1, 1, 2, 4, 4)), FL.LEVEL_2_1, id="5-D: depth (4 - 3) / 1 + 1 = 2"),
+    ],
+)
+def test_a_valid_max_pooling_gets_only_not_emulated(value: Any, level: FL) -> None:
+    assert rule_ids(dmlpy.validate(value, feature_level=level)) == ["OPERATOR.NOT_EMULATED"]
+
+
+@pytest.mark.parametrize(
+    ("value", "level", "rule_id", "path"),
+    [
+        pytest.param(max_pool(MAX, y=(1, 2, 5, 4)), FL.LEVEL_1_0, "MAX_POOLING.OUTPUT_SIZE", f"{MAX}.OutputTensor.Sizes[2]", id="MAX_POOLING height 5, expected (6 - 3) / 1 + 1 = 4"),
+        pytest.param(max_pool(MAX1, y=(1, 2, 4, 4), Strides=[1, 2]), FL.LEVEL_2_0, "MAX_POOLING.OUTPUT_SIZE", f"{MAX1}.OutputTensor.Sizes[3]", id="width 4 with stride 2: floor (6 - 3) / 2 + 1 = 2, ceil shape 3; 4 is neither"),
+        pytest.param(max_pool(MAX2, Dilations=[2, 2]), FL.LEVEL_2_1, "MAX_POOLING.OUTPUT_SIZE", f"{MAX2}.OutputTensor.Sizes[2]", id="dilation 2 gives (6 - 5) / 1 + 1 = 2, not the undilated 4"),
+        pytest.param(max_pool(MAX2, y=(1, 2, 4, 4), Strides=[3, 3]), FL.LEVEL_2_1, "MAX_POOLING.OUTPUT_SIZE", f"{MAX2}.OutputTensor.Sizes[2]", id="stride 3: (6 - 3) / 3 + 1 = 2 exactly, so no ceil shape: 4 is wrong"),
+        pytest.param(max_pool(MAX2, y=(1, 3, 4, 4)), FL.LEVEL_2_1, "MAX_POOLING.BATCH_AND_CHANNELS", f"{MAX2}.OutputTensor.Sizes[1]", id="output channels 3, input channels 2"),
+        pytest.param(max_pool(MAX2, WindowSize=[7, 3]), FL.LEVEL_2_1, "MAX_POOLING.WINDOW_LARGER_THAN_INPUT", f"{MAX2}.WindowSize[0]", id="window 7 on a 6-row unpadded input"),
+        pytest.param(max_pool(MAX2, Strides=[0, 1]), FL.LEVEL_2_1, "MAX_POOLING.ZERO", f"{MAX2}.Strides[0]", id="a stride of 0"),
+        pytest.param(max_pool(MAX2, Dilations=[1, 0]), FL.LEVEL_2_1, "MAX_POOLING.ZERO", f"{MAX2}.Dilations[1]", id="a dilation of 0"),
+        pytest.param(max_pool(MAX1, indices=(1, 2, 4, 3)), FL.LEVEL_2_0, "MAX_POOLING.INDICES_SIZES", f"{MAX1}.OutputIndicesTensor.Sizes", id="indices {1,2,4,3} differ from the output's {1,2,4,4}"),
+        pytest.param(max_pool(MAX2, indices=(1, 2, 4, 4), index_type=DT.UINT64), FL.LEVEL_4_1, "TENSOR.DATA_TYPE_SUPPORT", f"{MAX2}.OutputIndicesTensor.DataType", id="UINT64 indices below FL 5.0"),
+        pytest.param(max_pool(MAX2, indices=(1, 2, 4, 4), index_type=DT.INT32), FL.LEVEL_6_4, "TENSOR.DATA_TYPE_SUPPORT", f"{MAX2}.OutputIndicesTensor.DataType", id="INT32 indices: UINT32 or UINT64 only"),
+        pytest.param(max_pool(MAX, dtype=DT.INT8), FL.LEVEL_2_1, "TENSOR.DATA_TYPE_SUPPORT", f"{MAX}.InputTensor.DataType", id="INT8 max pooling below FL 3.0"),
+        pytest.param(max_pool(MAX2, (1, 2, 6), (1, 2, 4), Strides=[1], WindowSize=[3], StartPadding=[0], EndPadding=[0], Dilations=[1]), FL.LEVEL_6_4, "TENSOR.DIMENSION_COUNT_SUPPORT", f"{MAX2}.InputTensor.DimensionCount", id="3-D input: 4 to 5 dims only"),
+        pytest.param(max_pool(MAX2, (1, 2, 6, 6), (1, 2, 4, 4), Strides=[1, 1, 1], WindowSize=[3, 3, 3], StartPadding=[0, 0, 0], EndPadding=[0, 0, 0], Dilations=[1, 1, 1]), FL.LEVEL_6_4, "MAX_POOLING.DIMENSION_COUNT", f"{MAX2}.DimensionCount", id="DimensionCount 3 on 4-D tensors, expected 4 - 2 = 2"),
+        pytest.param(max_pool(MAX2, StartPadding=[0]), FL.LEVEL_6_4, "FIELD.ARRAY_LENGTH", f"{MAX2}.StartPadding", id="StartPadding with 1 entry, DimensionCount 2"),
+        pytest.param(max_pool(MAX2), FL.LEVEL_2_0, "OPERATOR.FEATURE_LEVEL", MAX2, id="MAX_POOLING2 arrived at FL 2.1"),
+    ],
+)
+def test_max_pooling_rule_is_reported_at_its_field(value: Any, level: FL, rule_id: str, path: str) -> None:
+    assert_rule(dmlpy.validate(value, feature_level=level), rule_id, path)
+
+
+def test_max_pooling_output_size_message_shows_the_dilated_formula() -> None:
+    finding = assert_rule(dmlpy.validate(max_pool(MAX2, Dilations=[2, 2])), "MAX_POOLING.OUTPUT_SIZE", f"{MAX2}.OutputTensor.Sizes[2]")
+    assert "(6 + 0 + 0 - ((3 - 1) * 2 + 1)) / 1 + 1" in finding.message

@@ -1,0 +1,107 @@
+"""Normalization: BATCH_NORMALIZATION, MEAN_VARIANCE_NORMALIZATION and MEAN_VARIANCE_NORMALIZATION1.
+
+Facts: the DML_BATCH_NORMALIZATION_OPERATOR_DESC page (any dimension of Mean, Variance, Scale
+and Bias is 1, broadcast, or the input's; ``Spatial`` FALSE forbids broadcasting Mean's and
+Variance's height and width, and has no effect from DML_FEATURE_LEVEL_4_0) and the two
+mean-variance pages (Scale and Bias broadcast the same way, except that below
+DML_FEATURE_LEVEL_4_0 MEAN_VARIANCE_NORMALIZATION1's channels do not broadcast; below
+DML_FEATURE_LEVEL_5_2 Scale and Bias come together or not at all; Axes name the input's
+dimensions). Decisions (docs/deviations.md): a negative or non-finite Epsilon and a repeated
+axis are warnings, the pages being silent.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dmlpy.enums import DML_FEATURE_LEVEL, DML_OPERATOR_TYPE
+from dmlpy.errors import Severity
+from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.descs.normalization import (
+    DML_BATCH_NORMALIZATION_OPERATOR_DESC,
+    DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
+    DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC,
+)
+from dmlpy.rules import Checker, fmt, rule
+from dmlpy.support import OPERATORS
+
+FL = DML_FEATURE_LEVEL
+BN_PAGE = "ns-directml-dml_batch_normalization_operator_desc"
+MVN_PAGE = "ns-directml-dml_mean_variance_normalization1_operator_desc"
+
+BROADCAST = rule("NORMALIZATION.BROADCAST", "Each dimension of Mean, Variance, Scale and Bias is 1 (broadcast) or the input's; MEAN_VARIANCE_NORMALIZATION1's channels below FL 4.0 are the input's.", source=f"{BN_PAGE}; {MVN_PAGE}")
+SPATIAL = rule("NORMALIZATION.SPATIAL", "Below FL 4.0, BATCH_NORMALIZATION with Spatial FALSE does not broadcast Mean's and Variance's spatial dimensions.", source=BN_PAGE)
+SCALE_BIAS_TOGETHER = rule("NORMALIZATION.SCALE_BIAS_TOGETHER", "Below FL 5.2, a mean-variance normalization has both ScaleTensor and BiasTensor or neither.", source=MVN_PAGE)
+AXIS_RANGE = rule("NORMALIZATION.AXIS_RANGE", "Every entry of MEAN_VARIANCE_NORMALIZATION1's Axes is below InputTensor.DimensionCount.", source=MVN_PAGE)
+AXIS_DUPLICATE = rule("NORMALIZATION.AXIS_DUPLICATE", "No axis appears twice in Axes (the page is silent; a repeated axis normalizes once).", source="docs/deviations.md", severity=Severity.WARNING)
+EPSILON = rule("NORMALIZATION.EPSILON", "Epsilon is finite and not negative (the pages say only that it avoids division by zero).", source="docs/deviations.md", severity=Severity.WARNING)
+
+AnyMvn = DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC | DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC
+
+
+def _check_epsilon(ctx: Checker, epsilon: float, path: str) -> None:
+    ctx.check(math.isfinite(epsilon) and epsilon >= 0, EPSILON, f"{path}.Epsilon", actual=epsilon, expected=">= 0 and finite",
+              message=f"is {fmt(epsilon)}: Variance + Epsilon can then be 0 or negative, and its square root NaN")  # fmt: skip
+
+
+def _check_broadcast(ctx: Checker, x: Any, name: str, tensor: Any, path: str, fixed: tuple[int, ...] = ()) -> None:
+    """``tensor``'s sizes are 1 or the input's; the axes in ``fixed`` must be the input's."""
+    if tensor is None or x is None or tensor.DimensionCount != x.DimensionCount:
+        return  # TENSOR.SAME_DIMENSION_COUNT
+    for i, (size, wanted) in enumerate(zip(tensor.Sizes, x.Sizes, strict=True)):
+        if i in fixed:
+            ctx.check(size == wanted, BROADCAST, f"{path}.{name}.Sizes[{i}]", actual=size, expected=wanted, why=f"InputTensor.Sizes[{i}] (this dimension does not broadcast here)")
+        else:
+            ctx.check(size in (1, wanted), BROADCAST, f"{path}.{name}.Sizes[{i}]", actual=size, expected=f"1 or {wanted}",
+                      message=f"is {size}, expected 1 (broadcast) or InputTensor.Sizes[{i}] = {wanted}")  # fmt: skip
+
+
+def _check_batch_normalization(ctx: Checker, desc: DML_BATCH_NORMALIZATION_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x = buffers["InputTensor"]
+    _check_epsilon(ctx, desc.Epsilon, path)
+    for name in ("MeanTensor", "VarianceTensor", "ScaleTensor", "BiasTensor"):
+        _check_broadcast(ctx, x, name, buffers[name], path)
+    if desc.Spatial or ctx.feature_level >= FL.LEVEL_4_0 or x is None:
+        return
+    for name in ("MeanTensor", "VarianceTensor"):
+        tensor = buffers[name]
+        if tensor is None or tensor.DimensionCount != x.DimensionCount:
+            continue
+        for i in range(2, x.DimensionCount):
+            if tensor.Sizes[i] in (1, x.Sizes[i]):  # a size other than these is NORMALIZATION.BROADCAST
+                ctx.check(tensor.Sizes[i] == x.Sizes[i], SPATIAL, f"{path}.{name}.Sizes[{i}]", actual=tensor.Sizes[i], expected=x.Sizes[i],
+                          why=f"InputTensor.Sizes[{i}]: Spatial is FALSE, so below DML_FEATURE_LEVEL_4_0 the spatial dimensions do not broadcast")  # fmt: skip
+
+
+def _check_mean_variance(ctx: Checker, desc: AnyMvn, path: str, buffers: dict[str, Any]) -> None:
+    x, scale, bias = buffers["InputTensor"], buffers["ScaleTensor"], buffers["BiasTensor"]
+    _check_epsilon(ctx, desc.Epsilon, path)
+    if ctx.feature_level < FL.LEVEL_5_2 and (desc.ScaleTensor is None) != (desc.BiasTensor is None):
+        missing = "ScaleTensor" if desc.ScaleTensor is None else "BiasTensor"
+        ctx.fail(SCALE_BIAS_TOGETHER, f"{path}.{missing}", actual=None, expected="given with the other",
+                 message=f"is NULL while {'BiasTensor' if missing == 'ScaleTensor' else 'ScaleTensor'} is given: below DML_FEATURE_LEVEL_5_2 both or neither")  # fmt: skip
+    first = isinstance(desc, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC) and ctx.feature_level < FL.LEVEL_4_0
+    for name, tensor in (("ScaleTensor", scale), ("BiasTensor", bias)):
+        _check_broadcast(ctx, x, name, tensor, path, fixed=(1,) if first else ())
+    if not isinstance(desc, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC) or x is None or desc.Axes is None:
+        return
+    for i, axis in enumerate(desc.Axes):
+        ctx.check(axis < x.DimensionCount, AXIS_RANGE, f"{path}.Axes[{i}]", actual=axis, expected=f"0..{x.DimensionCount - 1}",
+                  message=f"is {axis}, expected an axis in [0, InputTensor.DimensionCount - 1] = [0, {x.DimensionCount - 1}]")  # fmt: skip
+        first_index = list(desc.Axes).index(axis)
+        ctx.check(first_index == i, AXIS_DUPLICATE, f"{path}.Axes[{i}]", actual=axis, expected="an axis not listed before", message=f"is {axis}, already Axes[{first_index}]")
+
+
+for _type, _class, _check in (
+    (DML_OPERATOR_TYPE.BATCH_NORMALIZATION, DML_BATCH_NORMALIZATION_OPERATOR_DESC, _check_batch_normalization),
+    (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION, DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC, _check_mean_variance),
+    (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION1, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC, _check_mean_variance),
+):
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
+
+__all__ = [
+    "DML_BATCH_NORMALIZATION_OPERATOR_DESC",
+    "DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC",
+    "DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC",
+]
