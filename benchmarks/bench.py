@@ -537,17 +537,57 @@ def bench_workload(workload: Workload, threads: int, *, include_numpy: bool) -> 
     return rows
 
 
-def overhead_rows() -> list[Row]:
-    """Per-dispatch cost: a compiled, bound 1x4x4x4 operator executed again, and dmlpy.run on it."""
-    workload = _pool_workload("tiny 1x4x4x4", (1, 4, 4, 4), 2, 2, 0, include_padding=False)
-    call, _ = prepared_dmlpy(workload.desc, workload.inputs, "native", 1)
-    execute = median_seconds(call, min_runs=2000, min_time=0.5, max_runs=20000)
-    device = dmlpy.create_device(backend="native", threads=1)
-    one_call = median_seconds(lambda: dmlpy.run(workload.desc, device=device, **workload.inputs), min_runs=200, min_time=0.5, max_runs=5000)
-    return [
-        Row("tiny 1x4x4x4: execute compiled+bound", 1, "dmlpy native", execute),
-        Row("tiny 1x4x4x4: dmlpy.run", 1, "dmlpy native", one_call),
-    ]
+def overhead_rows(*, include_torch: bool = True) -> list[Row]:
+    """What a user's call costs beyond the kernel, one thread: ReLU on a 1x1x8x8 and a 1 MB (1x64x64x64) float32
+    tensor through a compiled GraphProgram and through dmlpy.run (both backends), next to onnxruntime's
+    session.run and PyTorch's functional call on the same arrays; then Buffer.read of a packed 16 MB tensor.
+    The program and run rows' "overhead" is their time less the best time of a plain copy in and out
+    (np.copyto of the input and np.array of the output), the copies every implementation makes."""
+    from onnx import TensorProto, helper  # noqa: PLC0415
+
+    tiny = _pool_workload("tiny 1x4x4x4", (1, 4, 4, 4), 2, 2, 0, include_padding=False)
+    execute, _ = prepared_dmlpy(tiny.desc, tiny.inputs, "native", 1)
+    rows = [Row("tiny 1x4x4x4 pooling: execute a recorded command list", 1, "dmlpy native", median_seconds(execute, min_runs=2000, min_time=0.5, max_runs=20000))]
+    for label, shape in (("1x1x8x8", (1, 1, 8, 8)), ("1 MB 1x64x64x64", (1, 64, 64, 64))):
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        desc = dmlpy.DML_ACTIVATION_RELU_OPERATOR_DESC(buffer_tensor(np.float32, shape), buffer_tensor(np.float32, shape))
+        staging = np.empty_like(x)
+        copies = median_seconds(lambda: (np.copyto(staging, x), np.array(staging)), min_runs=2000, min_time=0.3, max_runs=20000)
+        calls: dict[str, Callable[[], Any]] = {}
+        for backend in ("native", "numpy"):
+            builder = dmlpy.GraphBuilder(dmlpy.create_device(backend=backend, threads=1))
+            program = builder.compile({"y": builder.relu(builder.input("x", np.float32, shape))})
+            device = dmlpy.create_device(backend=backend, threads=1)
+            calls[f"dmlpy {backend}: GraphProgram call"] = lambda program=program: program(x=x)
+            calls[f"dmlpy {backend}: dmlpy.run"] = lambda device=device: dmlpy.run(desc, device=device, InputTensor=x)
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])  # fmt: skip
+        import onnxruntime as ort  # noqa: PLC0415
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
+        session = ort.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString(), options, providers=["CPUExecutionProvider"])
+        calls["onnxruntime: session.run"] = lambda: session.run(None, {"x": x})
+        if include_torch and torch_available():
+            import torch  # noqa: PLC0415
+
+            torch.set_num_threads(1)
+            calls["pytorch: torch.relu(from_numpy).numpy()"] = lambda: torch.relu(torch.from_numpy(x)).numpy()
+        expected = np.maximum(x, 0)
+        for name, call in calls.items():
+            got = call()
+            got = got["y"] if isinstance(got, dict) else got[0] if isinstance(got, list) else got
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        medians = interleaved_medians(calls, min_time=0.2, min_runs=200, max_runs=20000)
+        for name, seconds in medians.items():
+            extra = {"overhead_us": (seconds - copies) * 1e6} if "dmlpy" in name else {}
+            rows.append(Row(f"call path, ReLU {label}", 1, name, seconds, extra=extra,
+                            note=f"{(seconds - copies) * 1e6:.1f} us beyond the copies" if extra else ""))  # fmt: skip
+    tensor = buffer_tensor(np.float32, (1, 4, 1024, 1024))  # 16 MiB, packed
+    buffer = dmlpy.create_device(backend="numpy").create_buffer(tensor.Desc.TotalTensorSizeInBytes)
+    read = median_seconds(lambda: buffer.read(tensor), min_runs=20, min_time=0.5)
+    rows.append(Row("Buffer.read, packed 16 MB", 1, "dmlpy", read, gbs=2 * tensor.Desc.TotalTensorSizeInBytes / read / 1e9))
+    return rows
 
 
 def print_table(rows: list[Row], copy_gbs: float, matmul: dict[int, dict[str, Any]] | None = None) -> None:
@@ -560,13 +600,14 @@ def print_table(rows: list[Row], copy_gbs: float, matmul: dict[int, dict[str, An
     for row in rows:
         groups.setdefault((row.workload, row.threads), []).append(row)
     for (name, threads), group in groups.items():
-        peers = [r.seconds for r in group if r.impl in ("onnxruntime", "pytorch") and r.seconds]
+        peers = [r.seconds for r in group if r.impl.split(":")[0] in ("onnxruntime", "pytorch") and r.seconds]
         fastest_peer = min(peers) if peers else None
         for r in group:
             if r.seconds is None:
                 print(f"| {name} | {threads} | {r.impl} | - | - | - | - | - | {r.note} |")
                 continue
             ratio = f"{fastest_peer / r.seconds:.2f}x" if fastest_peer else "-"
+            ratio += f" ({r.note})" if r.note else ""
             gbs = f"{r.gbs:.1f}" if r.gbs else "-"
             pct = f"{100 * r.gbs / copy_gbs:.0f}%" if r.gbs else "-"
             ms = f"{r.seconds * 1e3:.3f}" if r.seconds >= 1e-4 else f"{r.seconds * 1e6:.1f} us"

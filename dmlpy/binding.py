@@ -576,11 +576,16 @@ class BindingTable:
 def current_memory(ranges: Iterable[BoundRange | None]) -> tuple[np.ndarray | None, ...]:
     """The arrays the ranges' buffers hold now. While they are the same objects, memory taken from them
     earlier is still what the buffers hold, and still passes the checks it passed then."""
-    return tuple(None if r is None else r.buffer._data for r in ranges)  # noqa: SLF001
+    return tuple([None if r is None else r.buffer._data for r in ranges])  # noqa: SLF001 - runs at every execute
 
 
 def same_memory(a: tuple[np.ndarray | None, ...] | None, b: tuple[np.ndarray | None, ...]) -> bool:
-    return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    if a is None or len(a) != len(b):
+        return False
+    for x, y in zip(a, b):  # noqa: B905 - lengths compared above
+        if x is not y:
+            return False
+    return True
 
 
 def _check_writable(ctx: Checker, bound: BoundRange, path: str) -> bool:

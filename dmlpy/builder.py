@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, Buffer, array_binding, buffer_binding
-from dmlpy.device import Device, create_device, validate
+from dmlpy.device import Device, _Port, create_device, validate
 from dmlpy.enums import (
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
@@ -494,6 +494,7 @@ class GraphProgram:
         self.output_names = list(outputs)
         self._inputs = inputs
         self._outputs = outputs
+        self._session: _ProgramSession | None = None
 
     def __repr__(self) -> str:
         return f"<dmlpy.GraphProgram inputs {self.input_names} -> outputs {self.output_names}, {self.graph_desc.NodeCount} nodes>"
@@ -504,45 +505,65 @@ class GraphProgram:
         return f"<div>{graph_picture(self)}</div>"
 
     def __call__(self, **arrays: Any) -> dict[str, np.ndarray]:
+        """Copy the arrays into the graph's input buffers, execute, and return copies of the outputs by name.
+
+        The buffers, the initializer, the binding tables and the command lists are made at the first call
+        and kept: later calls only copy in, execute (the device's checks at execute still run) and copy out.
+        OWNED_BY_DML inputs are taken by the initializer, which runs again at every call, so new weights
+        always reach the graph.
+        """
+        session = self._session
+        if session is None:
+            session = self._session = _ProgramSession(self)
+        if arrays.keys() != session.names:
+            self._check_names(arrays)
+        for name, port in session.inputs:
+            port.write(arrays[name])
+        execute = self.device.execute
+        if session.init_list is not None:
+            execute(session.init_list)
+        execute(session.command_list)
+        return {name: port.read() for name, port in session.outputs}
+
+    def _check_names(self, arrays: Mapping[str, Any]) -> None:
         unknown = set(arrays) - set(self.input_names)
         missing = [n for n in self.input_names if n not in arrays]
-        if unknown or missing:
-            msg = f"the graph takes {', '.join(self.input_names) or 'no inputs'}" + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else "") + (f"; missing: {', '.join(missing)}" if missing else "")
-            raise TypeError(msg)
-        device, compiled = self.device, self.compiled
+        msg = f"the graph takes {', '.join(self.input_names) or 'no inputs'}" + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else "") + (f"; missing: {', '.join(missing)}" if missing else "")
+        raise TypeError(msg)
+
+
+class _ProgramSession:
+    """A GraphProgram's pipeline, made at its first call: DirectML's steps, done once."""
+
+    def __init__(self, program: GraphProgram) -> None:
+        device, compiled = program.device, program.compiled
         props = compiled.get_binding_properties()
-        buffers: list[Buffer] = []
-        for (name, desc), slot in zip(self._inputs, compiled.input_slots(), strict=True):
-            buffer = device.create_buffer(desc.TotalTensorSizeInBytes, name)
-            _write(buffer, desc, arrays[name], name)
-            buffers.append(buffer)
+        slots = compiled.input_slots()
+        buffers = [device.create_buffer(desc.TotalTensorSizeInBytes, name) for name, desc in program._inputs]  # noqa: SLF001
         recorder = device.create_command_recorder()
-        command_list = device.create_command_list()
         persistent = device.create_buffer(props.PersistentResourceSize, "persistent") if props.PersistentResourceSize else None
         temporary = device.create_buffer(props.TemporaryResourceSize, "temporary") if props.TemporaryResourceSize else None
-        # owned inputs go to the initializer (every call re-initializes: weights may change between calls)
         initializer = device.create_operator_initializer([compiled])
         init_table = device.create_binding_table(initializer)
-        slots = compiled.input_slots()
         init_table.bind_inputs([array_binding([buffer_binding(b).Desc if s.owned else None for s, b in zip(slots, buffers, strict=True)])])
         init_table.bind_outputs([buffer_binding(persistent)])
-        recorder.record_dispatch(command_list, initializer, init_table)
-        out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes if s.tensor else 4, name) for s, name in zip(compiled.output_slots(), self.output_names, strict=True)]
+        init_list = device.create_command_list()
+        recorder.record_dispatch(init_list, initializer, init_table)
+        init_list.close()
+        device.execute(init_list)  # initializes the graph; run again per call only when it owns inputs
+        self.init_list = init_list if any(s.owned for s in slots) else None
+        out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes if s.tensor else 4, name) for s, name in zip(compiled.output_slots(), program.output_names, strict=True)]
         table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
         table.bind_inputs([DML_BINDING_DESC() if s.owned or s.ignored else buffer_binding(b) for s, b in zip(slots, buffers, strict=True)])
         table.bind_outputs([buffer_binding(b) for b in out_buffers])
         table.bind_temporary_resource(buffer_binding(temporary) if temporary is not None else None)
         table.bind_persistent_resource(buffer_binding(persistent) if persistent is not None else None)
-        recorder.record_dispatch(command_list, compiled, table)
-        command_list.close()
-        device.execute(command_list)
-        return {name: b.read(s.tensor) for name, b, s in zip(self.output_names, out_buffers, compiled.output_slots(), strict=True) if s.tensor is not None}
-
-
-def _write(buffer: Buffer, desc: DML_BUFFER_TENSOR_DESC, value: Any, name: str) -> None:
-    from dmlpy.device import _write_tensor  # noqa: PLC0415 - one implementation of the cast and shape rules
-
-    _write_tensor(buffer, desc, value, name)
+        self.command_list = device.create_command_list()
+        recorder.record_dispatch(self.command_list, compiled, table)
+        self.command_list.close()
+        self.names = frozenset(program.input_names)
+        self.inputs = [(name, _Port(b, desc, name)) for (name, desc), b in zip(program._inputs, buffers, strict=True)]  # noqa: SLF001
+        self.outputs = [(name, _Port(b, s.tensor, name)) for name, b, s in zip(program.output_names, out_buffers, compiled.output_slots(), strict=True) if s.tensor is not None]
 
 
 # ---------------------------------------------------------------------------------------

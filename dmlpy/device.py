@@ -11,8 +11,11 @@ raises DXGI_ERROR_DEVICE_REMOVED.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import os
 import warnings
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,7 @@ from dmlpy.binding import (
     buffer_binding,
     current_memory,
     same_memory,
+    tensor_view,
 )
 from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
@@ -48,7 +52,7 @@ from dmlpy.operators import NOT_EMULATED, OperatorSpec, binding_slots, check_ope
 from dmlpy.rules import Checker, rule
 from dmlpy.structs import FieldError
 from dmlpy.support import data_type_supported
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, cast_to_data_type, is_owned_by_dml
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, cast_to_data_type, is_owned_by_dml, layout_overlap, numpy_dtype
 
 REMOVED = rule("DEVICE.REMOVED", "Once removed, a device and its children fail every call with DXGI_ERROR_DEVICE_REMOVED.", source="dml-errors")
 FEATURE_QUERY = rule("DEVICE.FEATURE_QUERY", "CheckFeatureSupport gets the query struct that matches the DML_FEATURE.", source="nf-directml-idmldevice-checkfeaturesupport")
@@ -372,7 +376,7 @@ class OperatorInitializer:
 class Device:
     """IDMLDevice (with IDMLDevice1): creates operators and the objects that run them."""
 
-    __slots__ = ("__weakref__", "_backend", "_debug", "_feature_level", "_removal_findings", "_removed", "_strict")
+    __slots__ = ("__weakref__", "_backend", "_debug", "_feature_level", "_removal_findings", "_removed", "_run_cache", "_strict")
 
     def __init__(self, feature_level: DML_FEATURE_LEVEL | int, *, debug: bool, strict: bool, backend: Backend) -> None:
         self._feature_level = DML_FEATURE_LEVEL(feature_level)
@@ -381,6 +385,7 @@ class Device:
         self._backend = backend
         self._removed: HRESULT | None = None
         self._removal_findings: list[Finding] = []
+        self._run_cache = _RunCache()  # dmlpy.run's prepared pipelines on this device
 
     # A device's settings are fixed at DMLCreateDevice1, as DirectML's are.
 
@@ -625,59 +630,224 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     ``ValueError`` for int64 300 into INT8, ``TypeError`` for floats into an integer tensor).
     The steps are DirectML's: CreateOperator, CompileOperator, an initializer (which takes
     the OWNED_BY_DML inputs), binding tables, RecordDispatch, execute, read back.
+
+    The prepared pipeline is kept per device and keyed by the desc's value (not the object), so
+    running an equal desc again only copies the inputs in, executes the recorded command list
+    (re-running the initializer when the desc has OWNED_BY_DML inputs) and copies the outputs out.
+    Without ``device`` the run uses a shared device for ``backend`` and ``feature_level``.
     """
     if device is not None and not isinstance(device, Device):
         msg = f"run: device is a {type(device).__name__}, expected a dmlpy Device (or None; backend='numpy' picks a backend)"
         raise TypeError(msg)
-    device = device or create_device(feature_level or DML_FEATURE_LEVEL.LEVEL_6_4, backend=backend)
-    operator = device.create_operator(desc)
-    compiled = device.compile_operator(operator)
-    slots = compiled.input_slots()
-    names = {s.name for s in slots}
-    unknown = set(inputs) - names
-    if unknown:
-        msg = f"{operator.name} has no input {', '.join(sorted(unknown))}; its inputs are {', '.join(s.name for s in slots)}"
-        raise TypeError(msg)
-    missing = [s.name for s in slots if s.tensor is not None and s.name not in inputs]
-    if missing:
-        msg = f"{operator.name} needs {', '.join(missing)} (pass them as keyword arguments)"
-        raise TypeError(msg)
+    if device is None:
+        device = _shared_device(backend, feature_level)
+    key = _desc_key(desc)
+    cache = device._run_cache  # noqa: SLF001 - the device's own cache
+    prepared = cache.get(key) if key is not _NO_KEY else None
+    if prepared is None:
+        prepared = _PreparedRun(device, desc)
+        if key is not _NO_KEY:
+            cache.put(key, prepared, prepared.nbytes)
+    else:
+        for finding in prepared.warnings:
+            warnings.warn(DmlWarning(finding), stacklevel=2)
+    return prepared(inputs)
 
-    def upload(slot: Slot) -> Buffer | None:
-        if slot.tensor is None:
-            if inputs.get(slot.name) is not None:
-                msg = f"{slot.name} was given, but the desc leaves it out (NULL)"
+
+class _Port:
+    """One tensor of a prepared call: its buffer, and the fastest correct way to write or read it."""
+
+    __slots__ = ("_memory", "_view", "buffer", "dtype", "name", "one_to_one", "shape", "tensor")
+
+    def __init__(self, buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, name: str) -> None:
+        self.buffer, self.tensor, self.name = buffer, tensor, name
+        self.dtype = numpy_dtype(tensor.DataType)
+        self.shape = tuple(int(s) for s in tensor.Sizes or ())
+        self.one_to_one = layout_overlap(self.shape, tensor.element_strides) is None
+        self._memory: np.ndarray | None = None
+        self._view: np.ndarray | None = None
+
+    def view(self) -> np.ndarray:
+        """The tensor's strided view of the memory the buffer holds now (rebuilt when ``data`` was replaced)."""
+        memory = self.buffer._data  # noqa: SLF001
+        if memory is not self._memory:
+            self._view = tensor_view(memory, self.tensor, writeable=bool(memory.flags.writeable))
+            self._memory = memory
+        assert self._view is not None
+        return self._view
+
+    def write(self, value: Any) -> None:
+        """``_write_tensor``, with its checks skipped only where they cannot fail: an array of the tensor's
+        own dtype and shape, into a layout that gives every element its own memory."""
+        if type(value) is np.ndarray and value.dtype == self.dtype and value.shape == self.shape and self.one_to_one:
+            view = self.view()
+            if view.flags.writeable:
+                np.copyto(view, value)
+                return
+        _write_tensor(self.buffer, self.tensor, value, self.name)
+
+    def read(self) -> np.ndarray:
+        return np.array(self.view())
+
+
+class _PreparedRun:
+    """``run``'s pipeline for one desc, made once: buffers, initializer, binding tables, recorded command lists."""
+
+    def __init__(self, device: Device, desc: Any) -> None:
+        operator = device.create_operator(desc)
+        self.warnings = operator.warnings
+        compiled = device.compile_operator(operator)
+        self.name = operator.name
+        slots = compiled.input_slots()
+        self.slot_names = [s.name for s in slots]
+        self.required = [s.name for s in slots if s.tensor is not None]
+        self.absent = frozenset(s.name for s in slots if s.tensor is None)
+        self.accepted = frozenset(self.slot_names)
+        in_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in slots]
+        out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in compiled.output_slots()]
+        props = compiled.get_binding_properties()
+        owned = ", ".join(s.name for s in slots if s.owned and s.tensor is not None)
+        persistent = device.create_buffer(props.PersistentResourceSize, f"persistent resource ({owned})") if props.PersistentResourceSize else None
+        recorder = device.create_command_recorder()
+
+        initializer = device.create_operator_initializer([compiled])
+        init_table = device.create_binding_table(initializer)
+        init_table.bind_inputs([array_binding([buffer_binding(b).Desc if s.owned and b is not None else None for s, b in zip(slots, in_buffers, strict=True)])])
+        init_table.bind_outputs([buffer_binding(persistent)])
+        self.init_list = device.create_command_list()
+        recorder.record_dispatch(self.init_list, initializer, init_table)
+        self.init_list.close()
+        device.execute(self.init_list)  # marks the operator initialized; executed again per call only for owned inputs
+        self.reinitialize = any(s.owned and s.tensor is not None for s in slots)
+
+        table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
+        table.bind_inputs([DML_BINDING_DESC() if s.owned else buffer_binding(b) for s, b in zip(slots, in_buffers, strict=True)])
+        table.bind_outputs([buffer_binding(b) for b in out_buffers])
+        table.bind_persistent_resource(buffer_binding(persistent) if persistent is not None else None)
+        self.command_list = device.create_command_list()
+        recorder.record_dispatch(self.command_list, compiled, table)
+        self.command_list.close()
+        self.device = device
+        self.inputs = [(s.name, _Port(b, s.tensor, s.name)) for s, b in zip(slots, in_buffers, strict=True) if b is not None and s.tensor is not None]
+        self.outputs = [_Port(b, s.tensor, s.name) for s, b in zip(compiled.output_slots(), out_buffers, strict=True) if b is not None and s.tensor is not None]
+        self.nbytes = sum(b.size for b in (*in_buffers, *out_buffers, persistent) if b is not None)
+
+    def __call__(self, inputs: dict[str, Any]) -> Any:
+        if self.absent or inputs.keys() != self.accepted:
+            self._check_names(inputs)
+        for name, port in self.inputs:
+            port.write(inputs[name])
+        device = self.device
+        if self.reinitialize:
+            device.execute(self.init_list)
+        device.execute(self.command_list)
+        outputs = self.outputs
+        if len(outputs) == 1:
+            return outputs[0].read()
+        return tuple(port.read() for port in outputs)
+
+    def _check_names(self, inputs: dict[str, Any]) -> None:
+        unknown = set(inputs) - self.accepted
+        if unknown:
+            msg = f"{self.name} has no input {', '.join(sorted(unknown))}; its inputs are {', '.join(self.slot_names)}"
+            raise TypeError(msg)
+        missing = [n for n in self.required if n not in inputs]
+        if missing:
+            msg = f"{self.name} needs {', '.join(missing)} (pass them as keyword arguments)"
+            raise TypeError(msg)
+        for name in self.absent:
+            if inputs.get(name) is not None:
+                msg = f"{name} was given, but the desc leaves it out (NULL)"
                 raise TypeError(msg)
+
+
+class _RunCache:
+    """The prepared runs of one device, least recently used first out, bounded in count and in bytes held."""
+
+    MAX_ENTRIES = 32
+    MAX_BYTES = 256 * 2**20
+
+    __slots__ = ("_bytes", "_entries")
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[Any, tuple[_PreparedRun, int]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: Any) -> _PreparedRun | None:
+        entry = self._entries.get(key)
+        if entry is None:
             return None
-        buffer = device.create_buffer(slot.tensor.TotalTensorSizeInBytes, slot.name)
-        _write_tensor(buffer, slot.tensor, inputs[slot.name], slot.name)
-        return buffer
+        self._entries.move_to_end(key)
+        return entry[0]
 
-    in_buffers = [upload(s) for s in slots]
-    out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in compiled.output_slots()]
+    def put(self, key: Any, prepared: _PreparedRun, nbytes: int) -> None:
+        if nbytes > self.MAX_BYTES:
+            return
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._bytes -= old[1]
+        self._entries[key] = (prepared, nbytes)
+        self._bytes += nbytes
+        while len(self._entries) > self.MAX_ENTRIES or self._bytes > self.MAX_BYTES:
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self._bytes -= dropped
 
-    props = compiled.get_binding_properties()
-    owned = ", ".join(s.name for s in slots if s.owned and s.tensor is not None)
-    persistent = device.create_buffer(props.PersistentResourceSize, f"persistent resource ({owned})") if props.PersistentResourceSize else None
-    recorder = device.create_command_recorder()
-    command_list = device.create_command_list()
+    def __len__(self) -> int:
+        return len(self._entries)
 
-    initializer = device.create_operator_initializer([compiled])
-    table = device.create_binding_table(initializer)
-    table.bind_inputs([array_binding([buffer_binding(b).Desc if s.owned and b is not None else None for s, b in zip(slots, in_buffers, strict=True)])])
-    table.bind_outputs([buffer_binding(persistent)])
-    recorder.record_dispatch(command_list, initializer, table)
 
-    table.reset(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
-    table.bind_inputs([DML_BINDING_DESC() if s.owned else buffer_binding(b) for s, b in zip(slots, in_buffers, strict=True)])
-    table.bind_outputs([buffer_binding(b) for b in out_buffers])
-    table.bind_persistent_resource(buffer_binding(persistent) if persistent is not None else None)
-    recorder.record_dispatch(command_list, compiled, table)
-    command_list.close()
-    device.execute(command_list)
+_SHARED_DEVICES: dict[tuple[Any, ...], Device] = {}
 
-    results = [b.read(s.tensor) for s, b in zip(compiled.output_slots(), out_buffers, strict=True) if b is not None and s.tensor is not None]
-    return results[0] if len(results) == 1 else tuple(results)
+
+def _shared_device(backend: str, feature_level: DML_FEATURE_LEVEL | int | None) -> Device:
+    """The device ``run`` uses without one: one per backend, feature level and backend environment, replaced once removed."""
+    key = (backend, feature_level, os.environ.get("DMLPY_BACKEND"), os.environ.get("DMLPY_NUM_THREADS"))
+    device = _SHARED_DEVICES.get(key)
+    if device is None or device._removed is not None:  # noqa: SLF001
+        device = create_device(feature_level or DML_FEATURE_LEVEL.LEVEL_6_4, backend=backend)
+        _SHARED_DEVICES[key] = device
+    return device
+
+
+_Key = Callable[[Any], Any]
+_KEYS: dict[type, _Key] = {}
+_NO_KEY = object()  # a value without a key: ``_NO_KEY in keys`` compares by identity first, so it never calls __eq__ on user values
+
+
+def _desc_key(value: Any) -> Any:
+    """A hashable key equal for two descs only when they hold the same values of the same types (floats by
+    their bits, so -0.0 and 0.0 differ, and a NaN never matches); None when a value has no such key (then
+    nothing is cached). Built from one small function per type, since it runs at every ``run``."""
+    key = _KEYS.get(type(value))
+    if key is None:
+        key = _KEYS[type(value)] = _key_for(type(value))
+    return key(value)
+
+
+def _key_for(kind: type) -> _Key:
+    if kind is int or kind is str or kind is type(None):
+        return lambda v: v
+    if kind is bool:
+        return lambda v: (bool, v)
+    if kind is float:
+        return lambda v: (float, v.hex())
+    if issubclass(kind, int):  # IntEnum, numpy integers
+        return lambda v: (kind, int(v))
+    if issubclass(kind, np.floating):
+        return lambda v: (kind, float(v).hex())
+    if kind is tuple or kind is list:
+        def sequence(v: Any) -> Any:
+            keys = tuple([_desc_key(x) for x in v])
+            return _NO_KEY if _NO_KEY in keys else keys
+        return sequence
+    if dataclasses.is_dataclass(kind):
+        names = tuple(f.name for f in dataclasses.fields(kind))
+
+        def fields(v: Any) -> Any:
+            keys = [_desc_key(getattr(v, n)) for n in names]
+            return _NO_KEY if _NO_KEY in keys else (kind, *keys)
+        return fields
+    return lambda v: _NO_KEY
 
 
 def _write_tensor(buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, value: Any, name: str) -> None:
@@ -691,6 +861,8 @@ def _write_tensor(buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, value: Any, na
         raise ValueError(msg) from None
     view = buffer.view(tensor, writeable=True)
     view[...] = logical
+    if layout_overlap(sizes, tensor.element_strides) is None:
+        return
     # Strides that alias elements (0 for broadcast) keep one value per memory location.
     if not np.array_equal(view, logical.astype(view.dtype), equal_nan=True):
         msg = f"{name}: the array differs along axes whose Strides {tuple(tensor.element_strides)} make elements share memory (a 0 stride broadcasts one value)"

@@ -142,10 +142,11 @@ def execute_command_list(device: DeviceLike, command_list: CommandList) -> None:
     """Run every recorded dispatch in order, as the GPU would."""
     device.check_alive()
     _require(command_list, CommandList, "ExecuteCommandLists: command_list")
-    ctx = Checker()
-    if not ctx.check(command_list.closed, LIST_OPEN, "ExecuteCommandLists", actual="open", expected="closed", message="got a command list that is still open; close() it first"):
+    if not command_list.closed:
+        ctx = Checker()
+        ctx.fail(LIST_OPEN, "ExecuteCommandLists", actual="open", expected="closed", message="got a command list that is still open; close() it first")
         raise DmlError(HRESULT.E_INVALIDARG, ctx.findings, "ExecuteCommandLists")
-    for dispatch in command_list.dispatches:
+    for dispatch in command_list._dispatches:  # noqa: SLF001 - read in place: a closed list cannot change
         runner = dispatch.runner
         if runner is None:
             late = Checker()

@@ -81,6 +81,8 @@ def cast_to_data_type(value: Any, data_type: DT | int, name: str) -> np.ndarray:
     array = np.asarray(value)
     target = numpy_dtype(data_type)
     source = array.dtype
+    if source == target and source.kind in "biuf":
+        return array  # nothing to change, nothing to check
     type_name = DT(data_type).name
     integral = source.kind in "biu"
     if not (integral or (source.kind == "f" and target.kind == "f")):
