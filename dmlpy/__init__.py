@@ -8,8 +8,11 @@ from dmlpy.binding import (
     DML_BINDING_TABLE_DESC,
     DML_BUFFER_ARRAY_BINDING,
     DML_BUFFER_BINDING,
+    D3D12_CPU_DESCRIPTOR_HANDLE,
+    D3D12_GPU_DESCRIPTOR_HANDLE,
     BindingTable,
     Buffer,
+    DescriptorHeap,
     array_binding,
     buffer_binding,
 )
@@ -30,7 +33,7 @@ from dmlpy.builder import GraphBuilder, GraphProgram
 from dmlpy.enums import *  # noqa: F403 - every DML_* enum and C constant, by design
 from dmlpy.enums import __all__ as _enum_names
 from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
-from dmlpy.execution import CommandList, CommandRecorder
+from dmlpy.execution import D3D12_RESOURCE_BARRIER, CommandList, CommandRecorder
 from dmlpy.interop.cpp import get_include
 from dmlpy.graph import (
     DML_CONSTANT_DATA_GRAPH_NODE_DESC,
@@ -157,6 +160,10 @@ __all__ = [
     "DML_FEATURE_QUERY_TENSOR_DATA_TYPE_SUPPORT",
     "DML_OPERATOR_DESC",
     "DML_TENSOR_DESC",
+    "D3D12_CPU_DESCRIPTOR_HANDLE",
+    "D3D12_GPU_DESCRIPTOR_HANDLE",
+    "D3D12_RESOURCE_BARRIER",
+    "DescriptorHeap",
     "RULES",
     "BindingTable",
     "Buffer",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import sys
+import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,7 +26,7 @@ from dmlpy.enums import (
     DML_TEMPORARY_BUFFER_ALIGNMENT,
     HRESULT,
 )
-from dmlpy.errors import DmlError, Finding, Severity, int_argument
+from dmlpy.errors import DmlError, DmlWarning, Finding, Severity, int_argument
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, numpy_dtype
 
@@ -193,10 +195,118 @@ class DML_BINDING_PROPERTIES:  # noqa: N801 - the C name
 
 @dataclass
 class DML_BINDING_TABLE_DESC:  # noqa: N801 - the C name
+    """Where a binding table writes its descriptors: ``SizeInDescriptors`` slots of a descriptor heap from
+    ``CPUDescriptorHandle`` / ``GPUDescriptorHandle`` (the same slot of one heap, as
+    ``heap.cpu_handle(i)`` and ``heap.gpu_handle(i)`` give them). Both left 0 means no heap: dmlpy then
+    gives the table descriptors of its own (a convenience; on Windows the handles must come from a
+    shader-visible CBV_SRV_UAV heap).
+
+    https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_binding_table_desc
+    """
+
     Dispatchable: Any = None
-    CPUDescriptorHandle: int = 0
-    GPUDescriptorHandle: int = 0
+    CPUDescriptorHandle: D3D12_CPU_DESCRIPTOR_HANDLE | int = 0
+    GPUDescriptorHandle: D3D12_GPU_DESCRIPTOR_HANDLE | int = 0
     SizeInDescriptors: int = 0
+
+
+# ---------------------------------------------------------------------------------------
+# Descriptor heaps
+
+
+@dataclass(frozen=True)
+class D3D12_CPU_DESCRIPTOR_HANDLE:  # noqa: N801 - the C name
+    """A CPU descriptor handle: slot ``index`` of ``heap`` (in C, a pointer-sized address into the heap)."""
+
+    heap: DescriptorHeap
+    index: int = 0
+
+    def offset(self, count: int) -> D3D12_CPU_DESCRIPTOR_HANDLE:
+        """The handle ``count`` slots further (CD3DX12_CPU_DESCRIPTOR_HANDLE::Offset with the heap's increment)."""
+        return type(self)(self.heap, self.index + int_argument("offset", "count", count, minimum=None))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.heap.name or 'heap'}[{self.index}])"
+
+
+@dataclass(frozen=True, repr=False)
+class D3D12_GPU_DESCRIPTOR_HANDLE(D3D12_CPU_DESCRIPTOR_HANDLE):  # noqa: N801 - the C name
+    """A GPU descriptor handle: slot ``index`` of a shader-visible ``heap``."""
+
+
+class DescriptorHeap:
+    """An ID3D12DescriptorHeap of type CBV_SRV_UAV, shader visible: ``num_descriptors`` slots that binding
+    tables write their descriptors into. Each live table owns its range of slots; the command list that
+    records a dispatch with the table must have the heap set (``CommandList.set_descriptor_heaps``)."""
+
+    __slots__ = ("__weakref__", "_device", "_num_descriptors", "_tables", "name")
+
+    def __init__(self, device: Any, num_descriptors: int, name: str = "") -> None:
+        self._device = device
+        self._num_descriptors = int_argument("CreateDescriptorHeap", "num_descriptors", num_descriptors, minimum=1)
+        self._tables: weakref.WeakSet[Any] = weakref.WeakSet()  # the live binding tables with a range here
+        self.name = name
+
+    @property
+    def device(self) -> Any:
+        return self._device
+
+    @property
+    def num_descriptors(self) -> int:
+        return self._num_descriptors
+
+    def cpu_handle(self, index: int = 0) -> D3D12_CPU_DESCRIPTOR_HANDLE:
+        """The CPU handle of slot ``index`` (GetCPUDescriptorHandleForHeapStart, offset by ``index``)."""
+        return D3D12_CPU_DESCRIPTOR_HANDLE(self, int_argument("cpu_handle", "index", index))
+
+    def gpu_handle(self, index: int = 0) -> D3D12_GPU_DESCRIPTOR_HANDLE:
+        """The GPU handle of slot ``index`` (GetGPUDescriptorHandleForHeapStart, offset by ``index``)."""
+        return D3D12_GPU_DESCRIPTOR_HANDLE(self, int_argument("gpu_handle", "index", index))
+
+    def GetCPUDescriptorHandleForHeapStart(self) -> D3D12_CPU_DESCRIPTOR_HANDLE:  # noqa: N802 - the C name
+        return self.cpu_handle(0)
+
+    def GetGPUDescriptorHandleForHeapStart(self) -> D3D12_GPU_DESCRIPTOR_HANDLE:  # noqa: N802 - the C name
+        return self.gpu_handle(0)
+
+    def __repr__(self) -> str:
+        return f"<dmlpy.DescriptorHeap {self.name + ' ' if self.name else ''}{self._num_descriptors} descriptors, {len(self._tables)} tables>"
+
+
+HEAP_HANDLE_TYPE = rule("HEAP.HANDLE_TYPE", "CPUDescriptorHandle is a D3D12_CPU_DESCRIPTOR_HANDLE and GPUDescriptorHandle a D3D12_GPU_DESCRIPTOR_HANDLE of a descriptor heap (or both 0: no heap).",
+                        source="ns-directml-dml_binding_table_desc")  # fmt: skip
+HEAP_HANDLES_AGREE = rule("HEAP.HANDLES_AGREE", "The CPU and GPU handles of a binding table name the same slot of the same heap.", source="ns-directml-dml_binding_table_desc")
+HEAP_RANGE = rule("HEAP.RANGE_IN_HEAP", "A binding table's SizeInDescriptors slots from its handles lie inside the descriptor heap.", source="ns-directml-dml_binding_table_desc")
+HEAP_DEVICE = rule("HEAP.WRONG_DEVICE", "A binding table's descriptor heap was made on the table's device.", source="ns-directml-dml_binding_table_desc")
+HEAP_TABLE_OVERLAP = rule(
+    "HEAP.TABLE_OVERLAP",
+    "Two live binding tables do not write overlapping descriptor ranges of one heap (the later one overwrites the earlier one's descriptors; fine only once the earlier table is no longer used).",
+    source="dml-binding", severity=Severity.WARNING,
+)  # fmt: skip
+
+
+def table_heap_range(ctx: Checker, desc: DML_BINDING_TABLE_DESC, device: Any) -> tuple[DescriptorHeap, int, int] | None:
+    """``(heap, first, end)`` of the descriptor slots a table desc names, None for no heap (both handles 0) or a finding."""
+    cpu, gpu, path = desc.CPUDescriptorHandle, desc.GPUDescriptorHandle, "DML_BINDING_TABLE_DESC"
+    if isinstance(cpu, int) and not isinstance(cpu, bool) and isinstance(gpu, int) and not isinstance(gpu, bool) and cpu == 0 and gpu == 0:
+        return None
+    good_cpu = type(cpu) is D3D12_CPU_DESCRIPTOR_HANDLE
+    good_gpu = type(gpu) is D3D12_GPU_DESCRIPTOR_HANDLE
+    if not ctx.check(good_cpu, HEAP_HANDLE_TYPE, f"{path}.CPUDescriptorHandle", actual=type(cpu).__name__, expected="D3D12_CPU_DESCRIPTOR_HANDLE (heap.cpu_handle(i))") or \
+            not ctx.check(good_gpu, HEAP_HANDLE_TYPE, f"{path}.GPUDescriptorHandle", actual=type(gpu).__name__, expected="D3D12_GPU_DESCRIPTOR_HANDLE (heap.gpu_handle(i))"):  # fmt: skip
+        return None
+    if not ctx.check(cpu.heap is gpu.heap and cpu.index == gpu.index, HEAP_HANDLES_AGREE, f"{path}.GPUDescriptorHandle", actual=repr(gpu), expected=f"the slot of {cpu!r}",
+                     message=f"is {gpu!r}, but CPUDescriptorHandle is {cpu!r}: both must name the same slot of one heap"):  # fmt: skip
+        return None
+    heap = cpu.heap
+    if not ctx.check(heap.device is device, HEAP_DEVICE, f"{path}.CPUDescriptorHandle", actual="a heap of another device", expected="a heap of this device"):
+        return None
+    size = int(desc.SizeInDescriptors)
+    end = cpu.index + size
+    if not ctx.check(cpu.index >= 0 and end <= heap.num_descriptors, HEAP_RANGE, f"{path}.SizeInDescriptors", actual=f"slots [{cpu.index}, {end})", expected=f"inside [0, {heap.num_descriptors})",
+                     message=f"asks for slots [{cpu.index}, {end}) of a heap of {heap.num_descriptors} descriptors"):  # fmt: skip
+        return None
+    return heap, cpu.index, end
 
 
 def buffer_binding(buffer: Buffer | None, offset: int = 0, size_in_bytes: int | None = None) -> DML_BINDING_DESC:
@@ -255,7 +365,7 @@ class Dispatchable(Protocol):
 class DeviceLike(Protocol):
     def remove(self, findings: list[Finding], summary: str) -> None: ...
     def check_alive(self) -> None: ...
-    def check_binding_table_desc(self, desc: DML_BINDING_TABLE_DESC) -> None: ...
+    def check_binding_table_desc(self, desc: DML_BINDING_TABLE_DESC) -> tuple[DescriptorHeap, int, int] | None: ...
 
 
 @dataclass(frozen=True)
@@ -319,11 +429,12 @@ SAME_RESOURCE = rule("BINDING.INPUT_OUTPUT_SAME_RESOURCE", "An input and an outp
 class BindingTable:
     """IDMLBindingTable: where inputs, outputs and resources are bound for one dispatchable."""
 
-    __slots__ = ("__weakref__", "_desc", "_device", "_input_slots", "_inputs", "_output_slots", "_outputs", "_persistent", "_temporary", "_warnings")
+    __slots__ = ("__weakref__", "_desc", "_device", "_heap_range", "_input_slots", "_inputs", "_output_slots", "_outputs", "_persistent", "_temporary", "_warnings")
 
-    def __init__(self, device: DeviceLike, desc: DML_BINDING_TABLE_DESC) -> None:
+    def __init__(self, device: DeviceLike, desc: DML_BINDING_TABLE_DESC, heap_range: tuple[DescriptorHeap, int, int] | None = None) -> None:
         self._device = device
         self._desc = copy.copy(desc)
+        self._heap_range: tuple[DescriptorHeap, int, int] | None = None
         self._inputs: list[BoundRange | list[BoundRange | None] | None] | None = None
         self._outputs: list[BoundRange | None] | None = None
         self._input_slots: list[Slot] | None = None  # the slots the bindings were checked against
@@ -331,6 +442,33 @@ class BindingTable:
         self._temporary: BoundRange | None = None
         self._persistent: BoundRange | None = None
         self._warnings: list[Finding] = []
+        self._take_heap_range(heap_range)
+
+    @property
+    def heap(self) -> DescriptorHeap | None:
+        """The descriptor heap the table's descriptors live in (None: dmlpy's own, for handles left 0)."""
+        return None if self._heap_range is None else self._heap_range[0]
+
+    def _take_heap_range(self, heap_range: tuple[DescriptorHeap, int, int] | None) -> None:
+        """Own ``heap_range``'s slots, warning when a live table of the same heap owns some of them too."""
+        if self._heap_range is not None:
+            self._heap_range[0]._tables.discard(self)  # noqa: SLF001
+        self._heap_range = heap_range
+        if heap_range is None:
+            return
+        heap, first, end = heap_range
+        ctx = Checker()
+        for other in list(heap._tables):  # noqa: SLF001
+            _, other_first, other_end = other._heap_range
+            if first < other_end and other_first < end:
+                ctx.fail(HEAP_TABLE_OVERLAP, "DML_BINDING_TABLE_DESC.CPUDescriptorHandle", actual=f"slots [{first}, {end})",
+                         expected=f"slots outside [{other_first}, {other_end}), which the table for {getattr(other.dispatchable, 'name', '?')} holds",
+                         message=f"takes slots [{first}, {end}) of {heap!r}, overlapping [{other_first}, {other_end}) of the live table for "
+                         f"{getattr(other.dispatchable, 'name', '?')}: whichever binds last overwrites the other's descriptors")  # fmt: skip
+        heap._tables.add(self)  # noqa: SLF001
+        self._warnings.extend(ctx.findings)
+        for finding in ctx.findings:
+            warnings.warn(DmlWarning(finding), stacklevel=4)
 
     # What the table holds is read-only: it was checked when bound, and only Bind* and Reset change it.
 
@@ -377,8 +515,9 @@ class BindingTable:
             msg = f"IDMLBindingTable::Reset: desc is a {type(desc).__name__}, expected a DML_BINDING_TABLE_DESC (or None)"
             raise TypeError(msg)
         if desc is not None:
-            self._device.check_binding_table_desc(desc)
+            heap_range = self._device.check_binding_table_desc(desc)
             self._desc = copy.copy(desc)
+            self._take_heap_range(heap_range)
         self._inputs = self._outputs = None
         self._input_slots = self._output_slots = None
         self._temporary = self._persistent = None

@@ -29,11 +29,13 @@ from dmlpy.binding import (
     BindingTable,
     BoundRange,
     Buffer,
+    DescriptorHeap,
     Slot,
     array_binding,
     buffer_binding,
     current_memory,
     same_memory,
+    table_heap_range,
     tensor_view,
 )
 from dmlpy.enums import (
@@ -507,11 +509,17 @@ class Device:
             return BindingTable(self, DML_BINDING_TABLE_DESC())
         if not isinstance(desc, DML_BINDING_TABLE_DESC):
             desc = DML_BINDING_TABLE_DESC(desc, 0, 0, _required_descriptors(desc))
-        self.check_binding_table_desc(desc)
-        return BindingTable(self, desc)
+        return BindingTable(self, desc, self.check_binding_table_desc(desc))
 
-    def check_binding_table_desc(self, desc: DML_BINDING_TABLE_DESC) -> None:
-        """What CreateBindingTable and IDMLBindingTable::Reset check of a DML_BINDING_TABLE_DESC."""
+    def create_descriptor_heap(self, num_descriptors: int, name: str = "") -> DescriptorHeap:
+        """ID3D12Device::CreateDescriptorHeap: a shader-visible CBV_SRV_UAV heap of ``num_descriptors`` slots
+        for binding tables (``heap.cpu_handle(i)`` / ``heap.gpu_handle(i)`` go into DML_BINDING_TABLE_DESC)."""
+        self.check_alive()
+        return DescriptorHeap(self, num_descriptors, name)
+
+    def check_binding_table_desc(self, desc: DML_BINDING_TABLE_DESC) -> tuple[DescriptorHeap, int, int] | None:
+        """What CreateBindingTable and IDMLBindingTable::Reset check of a DML_BINDING_TABLE_DESC; returns the
+        descriptor heap range it names (None: no heap)."""
         ctx = Checker()
         dispatchable = desc.Dispatchable
         if ctx.check(isinstance(dispatchable, (CompiledOperator, CompiledGraph, OperatorInitializer)) and dispatchable.device is self, TABLE_DISPATCHABLE,
@@ -519,8 +527,10 @@ class Device:
             required = dispatchable.get_binding_properties().RequiredDescriptorCount
             ctx.check(desc.SizeInDescriptors >= required, TABLE_DESCRIPTORS, "DML_BINDING_TABLE_DESC.SizeInDescriptors", actual=desc.SizeInDescriptors, expected=f">= {required}",
                       message=f"is {desc.SizeInDescriptors}, expected at least RequiredDescriptorCount = {required}")  # fmt: skip
+        heap_range = table_heap_range(ctx, desc, self)
         if ctx.findings:
             raise DmlError(HRESULT.E_INVALIDARG, ctx.findings, "CreateBindingTable")
+        return heap_range
 
     def create_command_recorder(self) -> CommandRecorder:
         self.check_alive()

@@ -3,8 +3,9 @@
 This is the C++ flow of a DirectML application, written in Python with the same struct
 and field names:
 
-    CreateOperator -> CompileOperator -> CreateOperatorInitializer -> CreateBindingTable
-    -> Bind* -> RecordDispatch (initializer, then operator) -> execute -> read back
+    CreateOperator -> CompileOperator -> CreateOperatorInitializer -> CreateDescriptorHeap
+    -> CreateBindingTable -> Bind* -> SetDescriptorHeaps -> RecordDispatch (initializer)
+    -> ResourceBarrier (UAV) -> RecordDispatch (operator) -> execute -> read back
 
 The input is the example of DirectML's pooling documentation: a 1x1x4x4 tensor holding
 0..15, pooled with a 2x2 window and stride 2. The expected result is {2.5, 4.5, 10.5, 12.5}.
@@ -63,25 +64,36 @@ x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
 input_buffer = dmlpy.Buffer.from_array(x, name="input")
 output_buffer = device.create_buffer(output_tensor.Desc.TotalTensorSizeInBytes, name="output")
 
-# 6. Every compiled operator is initialized once before it runs. The initializer's inputs
-#    are the OWNED_BY_DML tensors (none here), its outputs the persistent resources.
+# 6. A descriptor heap holds the binding tables' descriptors: each table takes its own range of
+#    slots, at least RequiredDescriptorCount long, given by a CPU and a GPU handle to its first slot.
+initializer = device.create_operator_initializer([compiled])
+init_count = initializer.get_binding_properties().RequiredDescriptorCount
+heap = device.create_descriptor_heap(max(1, init_count) + properties.RequiredDescriptorCount, "descriptors")
+
+# 7. Every compiled operator is initialized once before it runs. The initializer's inputs
+#    are the OWNED_BY_DML tensors (none here), its outputs the persistent resources. The command
+#    list must have the heap set before it records a dispatch whose table lives there.
 recorder = device.create_command_recorder()
 command_list = device.create_command_list()
-initializer = device.create_operator_initializer([compiled])
-init_table = device.create_binding_table(
-    DML_BINDING_TABLE_DESC(initializer, 0, 0, initializer.get_binding_properties().RequiredDescriptorCount)
-)
+command_list.set_descriptor_heaps([heap])
+init_table = device.create_binding_table(DML_BINDING_TABLE_DESC(initializer, heap.cpu_handle(0), heap.gpu_handle(0), init_count))
 recorder.record_dispatch(command_list, initializer, init_table)
 
-# 7. Reset the table to the compiled operator and bind its slots in desc field order:
-#    inputs (InputTensor), then outputs (OutputTensor). Nothing persistent to bind here.
-table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, properties.RequiredDescriptorCount))
+# 8. A UAV barrier: dispatches after it see everything written before it. Without it a GPU may run
+#    the operator while the initializer still fills the persistent resource (dmlpy reports the
+#    missing barrier as BARRIER.UAV_MISSING whenever two dispatches of one list share memory).
+command_list.resource_barrier([dmlpy.D3D12_RESOURCE_BARRIER.uav()])
+
+# 9. A table for the compiled operator, in the slots after the initializer's; bind its slots in desc
+#    field order: inputs (InputTensor), then outputs (OutputTensor). Nothing persistent to bind here.
+first = max(1, init_count)
+table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, heap.cpu_handle(first), heap.gpu_handle(first), properties.RequiredDescriptorCount))
 table.bind_inputs([dmlpy.buffer_binding(input_buffer, offset=0, size_in_bytes=64)])
 table.bind_outputs([dmlpy.buffer_binding(output_buffer)])
 table.bind_persistent_resource(DML_BINDING_DESC())  # NONE: PersistentResourceSize is 0
 recorder.record_dispatch(command_list, compiled, table)
 
-# 8. Close the command list and execute it; then read the output back through its desc.
+# 10. Close the command list and execute it; then read the output back through its desc.
 command_list.close()
 device.execute(command_list)
 result = output_buffer.read(output_tensor)
@@ -89,7 +101,7 @@ print("\ninput:\n", x[0, 0])
 print("average pooling, window 2x2, stride 2:\n", result[0, 0])
 assert np.array_equal(result[0, 0], [[2.5, 4.5], [10.5, 12.5]]), result
 
-# 9. The same in one call, through the same pipeline (handy in notebooks).
+# 11. The same in one call, through the same pipeline (handy in notebooks).
 again = dmlpy.run(pooling, device=device, InputTensor=x)
 assert np.array_equal(again, result)
 print("\ndmlpy.run gives the same answer.")

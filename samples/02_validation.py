@@ -92,3 +92,27 @@ with warnings.catch_warnings(record=True) as caught:
     device.create_operator(pool(input_sizes=(1, 1, 7, 7), output_sizes=(1, 1, 4, 4), WindowSize=(2, 2), StartPadding=(0, 0), EndPadding=(0, 0)))
 for w in caught:
     print(f"{w.category.__name__}: {w.message}")
+
+print("\n--- two dispatches in one command list where the second reads what the first wrote need a UAV barrier")
+first_pool = device.compile_operator(device.create_operator(pool()))
+second_pool = device.compile_operator(device.create_operator(pool(input_sizes=(1, 64, 56, 56), output_sizes=(1, 64, 28, 28))))
+buffers = {name: device.create_buffer(size, name) for name, size in (("x", 4 * 64 * 112 * 112), ("t", 4 * 64 * 56 * 56), ("y", 4 * 64 * 28 * 28))}
+recorder, command_list = device.create_command_recorder(), device.create_command_list()
+for compiled, source, target in ((first_pool, "x", "t"), (second_pool, "t", "y")):
+    initializer = device.create_operator_initializer([compiled])  # nothing to initialize: run it in a list of its own
+    init_list = device.create_command_list()
+    recorder.record_dispatch(init_list, initializer, device.create_binding_table(initializer))
+    init_list.close()
+    device.execute(init_list)
+    table = device.create_binding_table(compiled)
+    table.bind_inputs([dmlpy.buffer_binding(buffers[source])])
+    table.bind_outputs([dmlpy.buffer_binding(buffers[target])])
+    try:
+        recorder.record_dispatch(command_list, compiled, table)
+    except dmlpy.DmlError as error:
+        print(error)
+        command_list.resource_barrier([dmlpy.D3D12_RESOURCE_BARRIER.uav(buffers["t"])])
+        recorder.record_dispatch(command_list, compiled, table)
+        print("with command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav(t)]) between them it records")
+command_list.close()
+device.execute(command_list)

@@ -37,6 +37,7 @@ def execute(desc, input_bytes: np.ndarray) -> dmlpy.Buffer:
     command_list = device.create_command_list()
     initializer = device.create_operator_initializer([compiled])
     recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    command_list.resource_barrier([dmlpy.D3D12_RESOURCE_BARRIER.uav()])  # the operator starts after its initializer
     input_buffer = dmlpy.Buffer.from_array(input_bytes)  # the bytes as they are, C order
     output_buffer = device.create_buffer(desc.OutputTensor.Desc.TotalTensorSizeInBytes)
     table = device.create_binding_table(compiled)

@@ -16,6 +16,7 @@ import pytest
 from conftest import assert_rule, rule_ids
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_AVERAGE_POOLING_OPERATOR_DESC,
     DML_BINDING_DESC,
@@ -92,6 +93,7 @@ class Pipeline:
             table.bind_inputs([array_binding([bind(self.x)])])
             table.bind_outputs([bind(self.persistent)])
         self.recorder.record_dispatch(self.command_list, initializer, table)
+        self.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
 
     def execute_table(self) -> BindingTable:
         return self.device.create_binding_table(self.compiled)
@@ -524,6 +526,7 @@ def test_a_persistent_resource_at_a_256_byte_offset_is_accepted() -> None:
     init_table.bind_inputs([array_binding([bind(p.x)])])
     init_table.bind_outputs([bind(persistent, 256, size)])
     p.recorder.record_dispatch(p.command_list, initializer, init_table)
+    p.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = p.execute_table()
     table.bind_inputs([DML_BINDING_DESC()])
     table.bind_outputs([bind(p.y)])
@@ -649,6 +652,7 @@ def test_an_initializer_array_entry_may_be_empty_for_an_operator_with_nothing_to
     table.bind_inputs([DML_BINDING_DESC()])
     table.bind_outputs([DML_BINDING_DESC()])
     p.recorder.record_dispatch(p.command_list, initializer, table)
+    p.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     assert p.device.get_device_removed_reason() == HRESULT.S_OK
 
 

@@ -16,6 +16,7 @@ import pytest
 from conftest import assert_rule
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_AVERAGE_POOLING_OPERATOR_DESC,
     DML_BINDING_DESC,
@@ -79,6 +80,7 @@ class Pipeline:
             table.bind_inputs([array_binding([buffer_binding(self.x)])])
             table.bind_outputs([buffer_binding(self.persistent)])
         self.recorder.record_dispatch(self.command_list, initializer, table)
+        self.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
 
     def table(self, *, inputs: bool = True, outputs: bool = True, persistent: bool = True) -> dmlpy.BindingTable:
         table = self.device.create_binding_table(self.compiled)
@@ -297,6 +299,7 @@ def test_an_initializer_with_an_owned_target_must_have_its_bindings_before_recor
     initializer = p.device.create_operator_initializer([p.compiled])
     with pytest.raises(dmlpy.DmlError) as caught:
         p.recorder.record_dispatch(p.command_list, initializer, p.device.create_binding_table(initializer))
+        p.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     assert_rule(caught.value, "DISPATCH.INPUTS_UNBOUND", "IDMLOperatorInitializer.BindInputs")
     assert_rule(caught.value, "DISPATCH.OUTPUTS_UNBOUND", "IDMLOperatorInitializer.BindOutputs")
 
@@ -362,6 +365,7 @@ def test_an_empty_initializer_dispatch_does_nothing() -> None:
     p = numpy_pipeline()
     initializer = p.device.create_operator_initializer([])
     p.recorder.record_dispatch(p.command_list, initializer, p.device.create_binding_table(initializer))
+    p.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     p.execute()
     assert not p.compiled.initialized
 
@@ -371,6 +375,7 @@ def test_an_initializer_reset_to_an_operator_initializes_it() -> None:
     initializer = p.device.create_operator_initializer([])
     initializer.reset([p.compiled])
     p.recorder.record_dispatch(p.command_list, initializer, p.device.create_binding_table(initializer))
+    p.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     p.record()
     np.testing.assert_array_equal(p.execute(), EXPECTED)
 
@@ -641,6 +646,7 @@ def test_reset_retargets_the_table_to_another_dispatchable() -> None:
     initializer = p.device.create_operator_initializer([p.compiled])
     table = p.device.create_binding_table(initializer)
     p.recorder.record_dispatch(p.command_list, initializer, table)
+    p.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table.reset(DML_BINDING_TABLE_DESC(p.compiled, 0, 0, p.compiled.get_binding_properties().RequiredDescriptorCount))
     table.bind_inputs([buffer_binding(p.x)])
     table.bind_outputs([buffer_binding(p.y)])

@@ -44,6 +44,7 @@ import numpy as np
 import pytest
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_BINDING_DESC,
     DML_BINDING_TABLE_DESC,
@@ -857,6 +858,7 @@ def run_case(plan: Plan, backend: str) -> Outcome:
         if not plan.skip_init_dispatch:
             outcome.stage = "init.record"
             recorder.record_dispatch(command_list, initializer, table)
+            command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
 
         # --- execute bindings ---
         outcome.stage = "reset"

@@ -50,6 +50,7 @@ from test_fuzz import (
 )
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
@@ -641,6 +642,7 @@ def run_case(plan: Plan, backend: str) -> Outcome:
         if not plan.skip_init_dispatch:
             outcome.stage = "init.record"
             recorder.record_dispatch(command_list, initializer, table)
+            command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
 
         outcome.stage = "reset"
         target = {"compiled": compiled, "initializer": initializer, "junk": "junk"}[plan.reset_to]

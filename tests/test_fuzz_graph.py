@@ -39,6 +39,7 @@ from test_fuzz import ALLOWED, UINT_NONSENSE, CaseTimeout, Guards, _filled, limi
 from test_graph_random import build_raw, execute_graph, make_recipe
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_BINDING_DESC,
     DML_BINDING_TABLE_DESC,
@@ -477,6 +478,7 @@ def run_case(case: Case) -> Outcome:  # noqa: C901, PLR0912, PLR0915 - the pipel
         if not case.skip_init:
             outcome.stage = "init.record"
             recorder.record_dispatch(command_list, initializer, table)
+            command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
         outcome.stage = "reset"
         table.reset(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
         bindings = []

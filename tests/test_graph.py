@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_AVERAGE_POOLING_OPERATOR_DESC,
     DML_FEATURE_LEVEL_2_0,
@@ -63,6 +64,7 @@ def run_graph(device: dmlpy.Device, compiled: object, inputs: list[np.ndarray | 
     init_table.bind_inputs([dmlpy.array_binding([dmlpy.buffer_binding(b).Desc if s.owned else None for s, b in zip(slots, buffers)])])
     init_table.bind_outputs([dmlpy.buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, init_table)
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(compiled)
     table.bind_inputs([dmlpy.DML_BINDING_DESC() if s.owned else dmlpy.buffer_binding(b) for s, b in zip(slots, buffers)])
     table.bind_outputs([dmlpy.buffer_binding(b) for b in outs])

@@ -27,6 +27,7 @@ import pytest
 from conftest import assert_rule
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
@@ -539,6 +540,7 @@ def execute_graph(device: dmlpy.Device, compiled: Any, inputs: list[np.ndarray],
     table.bind_inputs([dmlpy.array_binding([dmlpy.buffer_binding(b).Desc if s.owned else None for s, b in zip(slots, buffers, strict=True)])])
     table.bind_outputs([dmlpy.buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, table)
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     outs = [Buffer(s.tensor.TotalTensorSizeInBytes) for s in compiled.output_slots()]
     table.reset(dmlpy.DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
     bindings = []
@@ -732,6 +734,7 @@ def test_an_owned_filter_is_read_at_initialize_and_later_writes_to_its_buffer_ch
     table, out, persistent = bind_for_execute(device, compiled, x_buffer, None)
     init_table.bind_outputs([dmlpy.buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, init_table)
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     command_list.close()
     device.execute(command_list)
     w_buffer.data[:] = 0  # the weights were consumed at initialize

@@ -19,6 +19,7 @@ import pytest
 from conftest import assert_rule, rule_ids
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
@@ -107,6 +108,7 @@ def run_in_place(desc: Any, device: dmlpy.Device, memory: np.ndarray) -> np.ndar
     recorder, command_list = device.create_command_recorder(), device.create_command_list()
     initializer = device.create_operator_initializer([compiled])
     recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(compiled)
     table.bind_inputs([buffer_binding(buffer)])
     table.bind_outputs([buffer_binding(buffer)])

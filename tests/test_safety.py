@@ -21,6 +21,7 @@ import pytest
 from conftest import assert_rule
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_ACTIVATION_RELU_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
@@ -73,6 +74,7 @@ def dispatch(device: dmlpy.Device, operator: object, *, owned: bool = False, y: 
         init_table.bind_inputs([array_binding([buffer_binding(x)])])
         init_table.bind_outputs([buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, init_table)
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(compiled)
     table.bind_inputs([DML_BINDING_DESC() if owned else buffer_binding(x)])
     table.bind_outputs([buffer_binding(y)])
@@ -120,6 +122,7 @@ def test_a_fused_activation_swapped_after_create_operator_never_reaches_the_kern
     recorder, command_list = device.create_command_recorder(), device.create_command_list()
     initializer = device.create_operator_initializer([compiled])
     recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(compiled)
     table.bind_inputs([buffer_binding(buffers[0]), buffer_binding(buffers[1]), DML_BINDING_DESC()])
     table.bind_outputs([buffer_binding(buffers[2])])
@@ -265,6 +268,7 @@ def recorded_pool(device: dmlpy.Device) -> tuple[dmlpy.CommandList, dmlpy.Buffer
     recorder, command_list = device.create_command_recorder(), device.create_command_list()
     initializer = device.create_operator_initializer([compiled])
     recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(compiled)
     table.bind_inputs([buffer_binding(x)])
     table.bind_outputs([buffer_binding(y)])
@@ -304,6 +308,7 @@ def test_an_output_in_a_prot_read_mmap_is_an_error_not_a_segfault() -> None:
             recorder, command_list = device.create_command_recorder(), device.create_command_list()
             initializer = device.create_operator_initializer([compiled])
             recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+            command_list.resource_barrier([dmlpy.D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
             table = device.create_binding_table(compiled)
             table.bind_inputs([dmlpy.buffer_binding(x)])
             table.bind_outputs([dmlpy.buffer_binding(y)])
@@ -352,6 +357,7 @@ def test_a_read_only_input_buffer_is_read(device: dmlpy.Device) -> None:
     recorder, command_list = device.create_command_recorder(), device.create_command_list()
     initializer = device.create_operator_initializer([compiled])
     recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(compiled)
     table.bind_inputs([buffer_binding(x)])
     table.bind_outputs([buffer_binding(y)])

@@ -78,6 +78,7 @@ from dmlpy.enums import (
     c_name,
 )
 from dmlpy.errors import DmlError, DmlWarning, Finding
+from dmlpy.execution import D3D12_RESOURCE_BARRIER
 from dmlpy.rules import rule
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, operator_desc, spec_for_desc
 from dmlpy.structs import DML_SCALAR_UNION, FieldError, Kind, kind_of, normalized
@@ -1451,6 +1452,7 @@ def _dispatch(device: Any, model: Model, name: str, bindings: Mapping[str, Any],
     init_table.bind_inputs([array_binding(owned)])
     init_table.bind_outputs([buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, init_table)
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
     table.bind_inputs([_binding(buffers, bindings[p]) if p in bindings and not s.owned else DML_BINDING_DESC() for s, p in zip(slots_in, in_points, strict=True)])
     table.bind_outputs([_binding(buffers, bindings[p]) if p in bindings else DML_BINDING_DESC() for p in out_points[: len(slots_out)]])

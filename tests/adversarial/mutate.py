@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import dmlpy  # noqa: E402
 from dmlpy import (  # noqa: E402
+    D3D12_RESOURCE_BARRIER,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
     DML_BINDING_DESC,
@@ -139,6 +140,7 @@ def step_initializer(s: SimpleNamespace) -> None:
         s.init_table.bind_outputs(s.init_bindings[1:])
     s.recorder, s.command_list = s.device.create_command_recorder(), s.device.create_command_list()
     s.recorder.record_dispatch(s.command_list, s.initializer, s.init_table)
+    s.command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
 
 
 def step_bind(s: SimpleNamespace) -> None:

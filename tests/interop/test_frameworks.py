@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import DML_TENSOR_DATA_TYPE
 from dmlpy.interop import frameworks
 
@@ -68,6 +69,7 @@ def test_the_nhwc_bytes_go_in_and_come_out_untouched(device: dmlpy.Device) -> No
     initializer = device.create_operator_initializer([compiled])
     recorder, commands = device.create_command_recorder(), device.create_command_list()
     recorder.record_dispatch(commands, initializer, device.create_binding_table(initializer))
+    commands.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     source = dmlpy.Buffer.from_array(x)
     target = device.create_buffer(op.desc.OutputTensor.Desc.TotalTensorSizeInBytes)
     table = device.create_binding_table(compiled)

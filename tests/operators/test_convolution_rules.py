@@ -19,6 +19,7 @@ import pytest
 from conftest import assert_rule, rule_ids
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
@@ -677,6 +678,7 @@ def test_owned_filter_and_bias_are_bound_at_initialize_and_none_at_execute() -> 
     table.bind_inputs([array_binding([None, buffer_binding(w).Desc, buffer_binding(b).Desc])])
     table.bind_outputs([buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, table)
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table.reset(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
     table.bind_inputs([buffer_binding(x), DML_BINDING_DESC(), DML_BINDING_DESC()])
     table.bind_outputs([buffer_binding(y)])

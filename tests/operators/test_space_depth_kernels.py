@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmlpy
+from dmlpy import D3D12_RESOURCE_BARRIER
 from dmlpy import (
     DML_DEPTH_SPACE_ORDER,
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
@@ -192,6 +193,7 @@ def run_raw(
     command_list = device.create_command_list()
     initializer = device.create_operator_initializer([compiled])
     recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     x_buffer = dmlpy.Buffer.from_array(data)
     y_tensor = compiled.output_slots()[0].tensor
     y_buffer = device.create_buffer(y_tensor.TotalTensorSizeInBytes)
