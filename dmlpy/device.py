@@ -634,6 +634,15 @@ def run(desc: Any, *, device: Device | None = None, backend: str = "auto", featu
     compiled = device.compile_operator(operator)
     slots = compiled.input_slots()
     names = {s.name for s in slots}
+    # a tensor array (JOIN's InputTensors) may be passed as one sequence: InputTensors=[a, b] binds InputTensors[0], [1]
+    arrays = {s.name.partition("[")[0] for s in slots if s.name.endswith("]")}
+    expanded: dict[str, Any] = {}
+    for key, value in inputs.items():
+        if key in arrays and isinstance(value, (list, tuple)):
+            expanded.update({f"{key}[{i}]": element for i, element in enumerate(value)})
+        else:
+            expanded[key] = value
+    inputs = expanded
     unknown = set(inputs) - names
     if unknown:
         msg = f"{operator.name} has no input {', '.join(sorted(unknown))}; its inputs are {', '.join(s.name for s in slots)}"
