@@ -213,7 +213,7 @@ class GraphBuilder:
             value = getattr(desc, f.name)
             if f.name.startswith("Output") and isinstance(value, DML_TENSOR_DESC):
                 outputs.append((f.name, value))
-            elif f.name.startswith("Output") and isinstance(value, (list, tuple)):
+            elif f.name.startswith("Output") and isinstance(value, (list, tuple)) and value and all(isinstance(t, DML_TENSOR_DESC) for t in value):
                 outputs += [(f"{f.name}[{i}]", t) for i, t in enumerate(value)]
         self._nodes.append(_Node(desc, flat, name or f"{call}{len(self._nodes)}"))
         index = len(self._nodes) - 1
