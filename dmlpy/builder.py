@@ -509,7 +509,7 @@ class GraphBuilder:
         start = ints_argument("GraphBuilder.pad", "start_padding", start_padding, minimum=None)
         end = ints_argument("GraphBuilder.pad", "end_padding", end_padding, minimum=None)
         sizes = [n + a + b for n, a, b in zip(x.sizes, start, end, strict=False)] if len(start) == len(end) == len(x.sizes) else x.sizes
-        common = dict(OutputTensor=self._output(x, sizes), PaddingMode=mode, StartPadding=start, EndPadding=end)
+        common: dict[str, Any] = {"OutputTensor": self._output(x, sizes), "PaddingMode": mode, "StartPadding": start, "EndPadding": end}
         if self.feature_level >= DML_FEATURE_LEVEL.LEVEL_5_0:
             dtype = numpy_dtype(x.data_type)
             stored = store(np.float64(value), dtype) if isinstance(value, float) else np.array(value).astype(dtype)
@@ -559,7 +559,7 @@ class GraphBuilder:
     def gather_nd(self, x: Tensor, indices: Tensor, batch_dimensions: int = 0, *, input_dimensions: int | None = None, indices_dimensions: int | None = None) -> Tensor:
         """GATHER_ND (ONNX GatherND): each tuple along the indices' last dimension picks a slice of x; ``batch_dimensions``
         (ONNX batch_dims) makes it GATHER_ND1. The meaningful dimension counts default to every dimension."""
-        from dmlpy.operators.data_movement import DML_GATHER_ND1_OPERATOR_DESC, DML_GATHER_ND_OPERATOR_DESC, gather_nd_output_sizes  # noqa: PLC0415
+        from dmlpy.operators.data_movement import DML_GATHER_ND1_OPERATOR_DESC, DML_GATHER_ND_OPERATOR_DESC, gather_nd_output_sizes  # noqa: I001, PLC0415
 
         x = self._tensor_argument("gather_nd", "x", x)
         indices = self._tensor_argument("gather_nd", "indices", indices)
@@ -569,7 +569,7 @@ class GraphBuilder:
         sizes = None
         if len(indices.sizes) == rank and all(isinstance(v, int) and 0 <= v <= rank for v in (input_count, indices_count, batch_dimensions)):
             sizes = gather_nd_output_sizes(x.sizes, indices.sizes, input_count, indices_count, rank, batch_dimensions)
-        common = dict(OutputTensor=self._output(x, sizes or x.sizes), InputDimensionCount=input_count, IndicesDimensionCount=indices_count)
+        common: dict[str, Any] = {"OutputTensor": self._output(x, sizes or x.sizes), "InputDimensionCount": input_count, "IndicesDimensionCount": indices_count}
         desc: Any = DML_GATHER_ND1_OPERATOR_DESC(BatchDimensionCount=batch_dimensions, **common) if batch_dimensions else DML_GATHER_ND_OPERATOR_DESC(**common)
         arguments = {"InputTensor": "x", "IndicesTensor": "indices", "OutputTensor": "indices", "InputDimensionCount": "input_dimensions",
                      "IndicesDimensionCount": "indices_dimensions", "BatchDimensionCount": "batch_dimensions", "GATHER_ND.BATCH_SIZES": "indices"}  # fmt: skip
