@@ -531,14 +531,16 @@ class GraphBuilder:
         return self.add_operator(desc, {"InputTensor": x}, call="cast", arguments={"InputTensor": "x", "OutputTensor": "dtype"})[0]
 
     def gather(self, x: Tensor, indices: Tensor, axis: int, index_dimensions: int | None = None) -> Tensor:
-        """GATHER (ONNX Gather): ``output[..., j, ...] = x[..., indices[j], ...]`` along ``axis``; ``index_dimensions``
-        (default: every dimension of ``indices``) of the indices replace x's ``axis``, the result right-aligned to x's rank.
-        Negative indices of a signed type count from the end; one out of range is clamped (docs/deviations.md)."""
+        """GATHER (ONNX Gather): ``output[..., j, ...] = x[..., indices[j], ...]`` along ``axis``; the last ``index_dimensions``
+        of the indices (which have x's rank, as DirectML requires; default: their sizes after the leading 1s, at least one)
+        replace x's ``axis``, the result right-aligned to x's rank. Negative indices of a signed type count from the end;
+        one out of range is clamped (docs/deviations.md)."""
         from dmlpy.operators.data_movement import DML_GATHER_OPERATOR_DESC, gather_output_sizes  # noqa: PLC0415
 
         x = self._tensor_argument("gather", "x", x)
         indices = self._tensor_argument("gather", "indices", indices)
-        count = len(indices.sizes) if index_dimensions is None else index_dimensions
+        leading_ones = next((i for i, n in enumerate(indices.sizes) if n != 1), len(indices.sizes))
+        count = max(1, len(indices.sizes) - leading_ones) if index_dimensions is None else index_dimensions
         sizes = None
         if isinstance(axis, int) and 0 <= axis < len(x.sizes) and isinstance(count, int) and 0 <= count <= len(indices.sizes):
             sizes = gather_output_sizes(x.sizes, indices.sizes, axis, count, len(x.sizes))

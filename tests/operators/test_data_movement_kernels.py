@@ -405,6 +405,13 @@ def test_gather_reproduces_its_page_examples(device: dmlpy.Device, x: Any, indic
     np.testing.assert_array_equal(dmlpy.run(desc, device=device, InputTensor=x, IndicesTensor=idx), want)
 
 
+def test_gather_with_index_dimensions_0_picks_one_slice_and_drops_the_axis(device: dmlpy.Device) -> None:
+    x = np.arange(6, dtype=np.int16).reshape(2, 3)
+    # {Input.Sizes[0..0]} + {} + {Input.Sizes[2..]} = {2}, right-aligned to {1, 2}: column 2 of each row
+    desc = DML_GATHER_OPERATOR_DESC(buffer_tensor(np.int16, (2, 3)), buffer_tensor(np.int32, (1, 1)), buffer_tensor(np.int16, (1, 2)), 1, 0)
+    np.testing.assert_array_equal(dmlpy.run(desc, device=device, InputTensor=x, IndicesTensor=np.array([[2]], np.int32)), [[2, 5]])
+
+
 @pytest.mark.parametrize(
     ("op", "index_type", "indices", "expected"),
     [
@@ -529,7 +536,7 @@ def test_a_graph_gathers_with_each_gather_operator(device: dmlpy.Device) -> None
     elements = g.input("elements", "int32", (3, 4))
     tuples = g.input("tuples", "int32", (3, 1))
     program = g.compile({
-        "gather": g.gather(x, rows, 0, 1),
+        "gather": g.gather(x, rows, 0),  # IndexDimensions 1: the indices' sizes after their leading 1
         "elements": g.gather_elements(x, elements, 1),
         "nd": g.gather_nd(x, tuples, 1),
         "concat": g.concat([x, x], 0),
@@ -546,8 +553,9 @@ def test_builder_data_movement_uses_the_versioned_operator_the_feature_level_has
     old = dmlpy.GraphBuilder(feature_level=dmlpy.DML_FEATURE_LEVEL.LEVEL_4_1, backend="numpy")
     x = old.input("x", "float32", (1, 1, 2, 3))
     padded, sliced = old.pad(x, [0, 0, 1, 1], [0, 0, 1, 1], value=5.0), old.slice(x, [0, 0, 0, 0], [1, 1, 2, 3], [1, 1, 1, 2])
-    assert isinstance(old._nodes[0].desc, DML_PADDING_OPERATOR_DESC)  # noqa: SLF001 - PADDING1 arrived at FL 5.0
-    assert isinstance(old._nodes[1].desc, DML_SLICE1_OPERATOR_DESC)  # noqa: SLF001
+    descs = [node.desc for node in old._nodes]  # noqa: SLF001 - which desc each call emitted
+    assert isinstance(descs[0], DML_PADDING_OPERATOR_DESC)  # PADDING1 arrived at FL 5.0
+    assert isinstance(descs[1], DML_SLICE1_OPERATOR_DESC)
     out = old.compile({"p": padded, "s": sliced})(x=np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3))
     assert out["p"].shape == (1, 1, 4, 5) and out["p"][0, 0, 0, 0] == 5.0
     np.testing.assert_array_equal(out["s"][0, 0], [[0, 2], [3, 5]])
