@@ -184,12 +184,19 @@ class GraphBuilder:
             msg = f"GraphBuilder.{call} at {_call_site()}: inputs is a {type(inputs).__name__}, expected a mapping of tensor field names to Tensors"
             raise TypeError(msg)
         fields = {f.name for f in dataclasses.fields(desc)}
+        flat: dict[str, Tensor | None] = {}  # by binding slot: a tensor array (JOIN's InputTensors) takes InputTensors[0], [1], ...
         for field_name, tensor in inputs.items():
             if field_name not in fields:
                 msg = f"GraphBuilder.{call} at {_call_site()}: {type(desc).__name__} has no field {field_name!r}"
                 raise ValueError(msg)
+            if isinstance(tensor, (list, tuple)):
+                elements = [self._tensor_argument(call, f"{field_name}[{i}]", t) for i, t in enumerate(tensor)]
+                setattr(desc, field_name, [DML_TENSOR_DESC(Desc=t.desc) for t in elements])
+                flat.update({f"{field_name}[{i}]": t for i, t in enumerate(elements)})
+                continue
             tensor = self._tensor_argument(call, field_name, tensor, optional=True)
             setattr(desc, field_name, None if tensor is None else DML_TENSOR_DESC(Desc=tensor.desc))
+            flat[field_name] = tensor
         report = validate(desc, feature_level=self.feature_level)
         errors = [f for f in report.findings if f.severity is Severity.ERROR or self.device.strict]
         if errors:
@@ -201,10 +208,16 @@ class GraphBuilder:
                 described.append(f"argument '{argument}'" if argument else (f"field {field}" if field else f"the operator itself ({finding.path})"))
             summary = f"GraphBuilder.{call} at {where}: {'; '.join(dict.fromkeys(described))} rejected"
             raise DmlError(HRESULT.E_INVALIDARG, errors, summary)
-        spec_outputs = [f.name for f in dataclasses.fields(desc) if f.name.startswith("Output") and isinstance(getattr(desc, f.name), DML_TENSOR_DESC)]
-        self._nodes.append(_Node(desc, dict(inputs), name or f"{call}{len(self._nodes)}"))
+        outputs: list[tuple[str, DML_TENSOR_DESC]] = []  # a tensor array (SPLIT's OutputTensors) gives one output per element
+        for f in dataclasses.fields(desc):
+            value = getattr(desc, f.name)
+            if f.name.startswith("Output") and isinstance(value, DML_TENSOR_DESC):
+                outputs.append((f.name, value))
+            elif f.name.startswith("Output") and isinstance(value, (list, tuple)) and value and all(isinstance(t, DML_TENSOR_DESC) for t in value):
+                outputs += [(f"{f.name}[{i}]", t) for i, t in enumerate(value)]
+        self._nodes.append(_Node(desc, flat, name or f"{call}{len(self._nodes)}"))
         index = len(self._nodes) - 1
-        return [Tensor(self, getattr(desc, field).Desc, ("node", index, k), f"{call}.{field}") for k, field in enumerate(spec_outputs)]
+        return [Tensor(self, tensor.Desc, ("node", index, k), f"{call}.{field}") for k, (field, tensor) in enumerate(outputs)]
 
     def average_pooling(
         self,
@@ -428,6 +441,142 @@ class GraphBuilder:
                      "SPACE_DEPTH.SPATIAL_DIVISIBLE": "block_size", "SPACE_DEPTH.CHANNELS_DIVISIBLE": "block_size"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
+    # --- data movement ----------------------------------------------------------------
+
+    def join(self, inputs: Sequence[Tensor], axis: int) -> Tensor:
+        """JOIN: the inputs concatenated along ``axis`` (ONNX Concat); their other sizes must agree."""
+        from dmlpy.operators.data_movement import DML_JOIN_OPERATOR_DESC  # noqa: PLC0415 - kept inside this block
+
+        if not isinstance(inputs, (list, tuple)) or not inputs:
+            msg = f"GraphBuilder.join at {_call_site()}: argument 'inputs' is {inputs!r}, expected a non-empty list of Tensors"
+            raise TypeError(msg)
+        parts = [self._tensor_argument("join", f"inputs[{i}]", t) for i, t in enumerate(inputs)]
+        sizes = list(parts[0].sizes)
+        if isinstance(axis, int) and 0 <= axis < len(sizes):
+            sizes[axis] = sum(p.sizes[axis] if axis < len(p.sizes) else 0 for p in parts)
+        desc = DML_JOIN_OPERATOR_DESC(OutputTensor=self._output(parts[0], sizes), Axis=axis)
+        arguments = {"InputTensors": "inputs", "OutputTensor": "inputs", "Axis": "axis", "JOIN.SAME_SIZES": "inputs", "JOIN.OUTPUT_SIZE": "inputs"}
+        return self.add_operator(desc, {"InputTensors": parts}, call="join", arguments=arguments)[0]
+
+    def concat(self, inputs: Sequence[Tensor], axis: int) -> Tensor:
+        """The ONNX name of ``join``."""
+        return self.join(inputs, axis)
+
+    def split(self, x: Tensor, axis: int, sizes: Sequence[int]) -> list[Tensor]:
+        """SPLIT: one output per entry of ``sizes``, each that long along ``axis`` (they sum to x's size there)."""
+        from dmlpy.operators.data_movement import DML_SPLIT_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("split", "x", x)
+        lengths = ints_argument("GraphBuilder.split", "sizes", sizes, minimum=None)
+        outputs = []
+        for length in lengths:
+            shape = list(x.sizes)
+            if isinstance(axis, int) and 0 <= axis < len(shape):
+                shape[axis] = length
+            outputs.append(self._output(x, shape))
+        desc = DML_SPLIT_OPERATOR_DESC(OutputTensors=outputs, Axis=axis)
+        arguments = {"InputTensor": "x", "OutputTensors": "sizes", "Axis": "axis", "SPLIT.OUTPUT_SIZE": "sizes"}
+        return self.add_operator(desc, {"InputTensor": x}, call="split", arguments=arguments)
+
+    def slice(self, x: Tensor, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int] | None = None) -> Tensor:
+        """The window ``[offsets, offsets + sizes)`` read every ``strides`` elements (default 1); a negative stride reads
+        the window backwards (ONNX Slice with a negative step). SLICE1 from feature level 2.1, SLICE below it.
+        The output has ``1 + (sizes - 1) / |strides|`` elements per dimension, every one the window reaches."""
+        from dmlpy.operators.data_movement import DML_SLICE1_OPERATOR_DESC, DML_SLICE_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("slice", "x", x)
+        offsets = ints_argument("GraphBuilder.slice", "offsets", offsets, minimum=None)
+        sizes = ints_argument("GraphBuilder.slice", "sizes", sizes, minimum=None)
+        strides = (1,) * len(sizes) if strides is None else ints_argument("GraphBuilder.slice", "strides", strides, minimum=None)
+        counts = [1 + (n - 1) // abs(st) if st and n >= 1 else max(n, 1) for n, st in zip(sizes, strides, strict=False)]
+        if self.feature_level >= DML_FEATURE_LEVEL.LEVEL_2_1:
+            desc: Any = DML_SLICE1_OPERATOR_DESC(OutputTensor=self._output(x, counts), InputWindowOffsets=offsets, InputWindowSizes=sizes, InputWindowStrides=strides)
+        else:
+            desc = DML_SLICE_OPERATOR_DESC(OutputTensor=self._output(x, counts), Offsets=offsets, Sizes=counts, Strides=strides)
+        arguments = {"InputTensor": "x", "OutputTensor": "sizes", "DimensionCount": "offsets", "InputWindowOffsets": "offsets", "Offsets": "offsets",
+                     "InputWindowSizes": "sizes", "Sizes": "sizes", "InputWindowStrides": "strides", "Strides": "strides"}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x}, call="slice", arguments=arguments)[0]
+
+    def pad(self, x: Tensor, start_padding: Sequence[int], end_padding: Sequence[int], mode: Any = 0, value: float = 0.0) -> Tensor:
+        """PADDING1 from feature level 5.0 (``value`` in x's own data type), PADDING below it (``value`` a FLOAT).
+        ``mode`` is a DML_PADDING_MODE: CONSTANT (default), EDGE, REFLECTION, SYMMETRIC (FL 3.0), WRAP (FL 6.4)."""
+        from dmlpy.operators.data_movement import DML_PADDING1_OPERATOR_DESC, DML_PADDING_OPERATOR_DESC  # noqa: PLC0415
+        from dmlpy.operators.element_wise import store  # noqa: PLC0415
+        from dmlpy.structs import DML_SCALAR_UNION  # noqa: PLC0415
+        from dmlpy.tensor import numpy_dtype  # noqa: PLC0415
+
+        x = self._tensor_argument("pad", "x", x)
+        start = ints_argument("GraphBuilder.pad", "start_padding", start_padding, minimum=None)
+        end = ints_argument("GraphBuilder.pad", "end_padding", end_padding, minimum=None)
+        sizes = [n + a + b for n, a, b in zip(x.sizes, start, end, strict=False)] if len(start) == len(end) == len(x.sizes) else x.sizes
+        common: dict[str, Any] = {"OutputTensor": self._output(x, sizes), "PaddingMode": mode, "StartPadding": start, "EndPadding": end}
+        if self.feature_level >= DML_FEATURE_LEVEL.LEVEL_5_0:
+            dtype = numpy_dtype(x.data_type)
+            stored = store(np.float64(value), dtype) if isinstance(value, float) else np.array(value).astype(dtype)
+            union = DML_SCALAR_UNION(Bytes=np.asarray(stored, dtype).tobytes().ljust(8, b"\0"))
+            desc: Any = DML_PADDING1_OPERATOR_DESC(PaddingValueDataType=x.data_type, PaddingValue=union, **common)
+        else:
+            desc = DML_PADDING_OPERATOR_DESC(PaddingValue=float(value), **common)
+        arguments = {"InputTensor": "x", "OutputTensor": "start_padding", "DimensionCount": "start_padding", "StartPadding": "start_padding",
+                     "EndPadding": "end_padding", "PaddingMode": "mode", "PaddingValue": "value"}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x}, call="pad", arguments=arguments)[0]
+
+    def cast(self, x: Tensor, dtype: Any) -> Tensor:
+        """CAST to ``dtype``: floats into integers truncate toward zero and saturate (NaN gives 0), integers into
+        integers keep the low bits, anything into a float rounds to nearest even (docs/deviations.md)."""
+        from dmlpy.operators.data_movement import DML_CAST_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("cast", "x", x)
+        desc = DML_CAST_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes, as_data_type(dtype)))
+        return self.add_operator(desc, {"InputTensor": x}, call="cast", arguments={"InputTensor": "x", "OutputTensor": "dtype"})[0]
+
+    def gather(self, x: Tensor, indices: Tensor, axis: int, index_dimensions: int | None = None) -> Tensor:
+        """GATHER (ONNX Gather): ``output[..., j, ...] = x[..., indices[j], ...]`` along ``axis``; the last ``index_dimensions``
+        of the indices (which have x's rank, as DirectML requires; default: their sizes after the leading 1s, at least one)
+        replace x's ``axis``, the result right-aligned to x's rank. Negative indices of a signed type count from the end;
+        one out of range is clamped (docs/deviations.md)."""
+        from dmlpy.operators.data_movement import DML_GATHER_OPERATOR_DESC, gather_output_sizes  # noqa: PLC0415
+
+        x = self._tensor_argument("gather", "x", x)
+        indices = self._tensor_argument("gather", "indices", indices)
+        leading_ones = next((i for i, n in enumerate(indices.sizes) if n != 1), len(indices.sizes))
+        count = max(1, len(indices.sizes) - leading_ones) if index_dimensions is None else index_dimensions
+        sizes = None
+        if isinstance(axis, int) and 0 <= axis < len(x.sizes) and isinstance(count, int) and 0 <= count <= len(indices.sizes):
+            sizes = gather_output_sizes(x.sizes, indices.sizes, axis, count, len(x.sizes))
+        desc = DML_GATHER_OPERATOR_DESC(OutputTensor=self._output(x, sizes or x.sizes), Axis=axis, IndexDimensions=count)
+        arguments = {"InputTensor": "x", "IndicesTensor": "indices", "OutputTensor": "indices", "Axis": "axis", "IndexDimensions": "index_dimensions"}
+        return self.add_operator(desc, {"InputTensor": x, "IndicesTensor": indices}, call="gather", arguments=arguments)[0]
+
+    def gather_elements(self, x: Tensor, indices: Tensor, axis: int) -> Tensor:
+        """GATHER_ELEMENTS (ONNX GatherElements): ``output[i] = x[i with indices[i] along axis]``; the output has the indices' sizes."""
+        from dmlpy.operators.data_movement import DML_GATHER_ELEMENTS_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("gather_elements", "x", x)
+        indices = self._tensor_argument("gather_elements", "indices", indices)
+        desc = DML_GATHER_ELEMENTS_OPERATOR_DESC(OutputTensor=self._output(x, indices.sizes), Axis=axis)
+        arguments = {"InputTensor": "x", "IndicesTensor": "indices", "OutputTensor": "indices", "Axis": "axis"}
+        return self.add_operator(desc, {"InputTensor": x, "IndicesTensor": indices}, call="gather_elements", arguments=arguments)[0]
+
+    def gather_nd(self, x: Tensor, indices: Tensor, batch_dimensions: int = 0, *, input_dimensions: int | None = None, indices_dimensions: int | None = None) -> Tensor:
+        """GATHER_ND (ONNX GatherND): each tuple along the indices' last dimension picks a slice of x; ``batch_dimensions``
+        (ONNX batch_dims) makes it GATHER_ND1. The meaningful dimension counts default to every dimension."""
+        from dmlpy.operators.data_movement import DML_GATHER_ND1_OPERATOR_DESC, DML_GATHER_ND_OPERATOR_DESC, gather_nd_output_sizes  # noqa: I001, PLC0415
+
+        x = self._tensor_argument("gather_nd", "x", x)
+        indices = self._tensor_argument("gather_nd", "indices", indices)
+        rank = len(x.sizes)
+        input_count = rank if input_dimensions is None else input_dimensions
+        indices_count = len(indices.sizes) if indices_dimensions is None else indices_dimensions
+        sizes = None
+        if len(indices.sizes) == rank and all(isinstance(v, int) and 0 <= v <= rank for v in (input_count, indices_count, batch_dimensions)):
+            sizes = gather_nd_output_sizes(x.sizes, indices.sizes, input_count, indices_count, rank, batch_dimensions)
+        common: dict[str, Any] = {"OutputTensor": self._output(x, sizes or x.sizes), "InputDimensionCount": input_count, "IndicesDimensionCount": indices_count}
+        desc: Any = DML_GATHER_ND1_OPERATOR_DESC(BatchDimensionCount=batch_dimensions, **common) if batch_dimensions else DML_GATHER_ND_OPERATOR_DESC(**common)
+        arguments = {"InputTensor": "x", "IndicesTensor": "indices", "OutputTensor": "indices", "InputDimensionCount": "input_dimensions",
+                     "IndicesDimensionCount": "indices_dimensions", "BatchDimensionCount": "batch_dimensions", "GATHER_ND.BATCH_SIZES": "indices"}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x, "IndicesTensor": indices}, call="gather_nd", arguments=arguments)[0]
+
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
         if value is None and optional:
@@ -462,7 +611,7 @@ class GraphBuilder:
         for index, node in enumerate(self._nodes):
             if node.desc is None:
                 continue
-            slots = [s.name for s in operators[index].spec.support.inputs]  # type: ignore[union-attr]
+            slots = [s.name for s in operators[index].slots("input")]  # type: ignore[union-attr] - tensor arrays flattened
             for field_name, tensor in node.inputs.items():
                 if tensor is None:
                     continue

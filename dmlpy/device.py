@@ -713,6 +713,8 @@ class _PreparedRun:
         self.required = [s.name for s in slots if s.tensor is not None]
         self.absent = frozenset(s.name for s in slots if s.tensor is None)
         self.accepted = frozenset(self.slot_names)
+        # a tensor array (JOIN's InputTensors) may be passed as one sequence: InputTensors=[a, b] binds InputTensors[0], [1]
+        self.arrays = frozenset(name.partition("[")[0] for name in self.slot_names if name.endswith("]"))
         in_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in slots]
         out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes, s.name) if s.tensor is not None else None for s in compiled.output_slots()]
         props = compiled.get_binding_properties()
@@ -743,6 +745,8 @@ class _PreparedRun:
         self.nbytes = sum(b.size for b in (*in_buffers, *out_buffers, persistent) if b is not None)
 
     def __call__(self, inputs: dict[str, Any]) -> Any:
+        if self.arrays:
+            inputs = _expand_arrays(inputs, self.arrays)
         if self.absent or inputs.keys() != self.accepted:
             self._check_names(inputs)
         for name, port in self.inputs:
@@ -769,6 +773,17 @@ class _PreparedRun:
             if inputs.get(name) is not None:
                 msg = f"{name} was given, but the desc leaves it out (NULL)"
                 raise TypeError(msg)
+
+
+def _expand_arrays(inputs: dict[str, Any], arrays: frozenset[str]) -> dict[str, Any]:
+    """``InputTensors=[a, b]`` as ``InputTensors[0]=a, InputTensors[1]=b``; other inputs as they are."""
+    expanded: dict[str, Any] = {}
+    for key, value in inputs.items():
+        if key in arrays and isinstance(value, (list, tuple)):
+            expanded.update({f"{key}[{i}]": element for i, element in enumerate(value)})
+        else:
+            expanded[key] = value
+    return expanded
 
 
 class _RunCache:

@@ -80,7 +80,7 @@ from dmlpy.enums import (
 from dmlpy.errors import DmlError, DmlWarning, Finding
 from dmlpy.execution import D3D12_RESOURCE_BARRIER
 from dmlpy.rules import rule
-from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, operator_desc, spec_for_desc
+from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, OperatorSpec, binding_slots, operator_desc, spec_for_desc, tensor_at
 from dmlpy.structs import DML_SCALAR_UNION, FieldError, Kind, kind_of, normalized
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, DML_TENSOR_DESC, calc_buffer_tensor_size, numpy_dtype
 
@@ -422,6 +422,17 @@ def _tensor_slots(spec: OperatorSpec) -> tuple[list[str], list[str]]:
     return [s.name for s in spec.support.inputs], [s.name for s in spec.support.outputs]
 
 
+def _flatten_arrays(inputs: Mapping[str, Any], arrays: set[str]) -> dict[str, Any]:
+    """Inputs by binding slot: a sequence given for a tensor-array field becomes ``Field[0]``, ``Field[1]``, ..."""
+    flat: dict[str, Any] = {}
+    for key, value in inputs.items():
+        if key in arrays and isinstance(value, (list, tuple)):
+            flat.update({f"{key}[{i}]": v for i, v in enumerate(value)})
+        else:
+            flat[key] = value
+    return flat
+
+
 def operator_model(
     desc: Any,
     inputs: Mapping[str, Any],
@@ -441,29 +452,39 @@ def operator_model(
     wrapped = operator_desc(desc)
     spec = REGISTRY[DML_OPERATOR_TYPE(wrapped.Type)]
     inner = _normalized_or_raw(wrapped.Desc, spec.c_struct)
-    in_names, out_names = _tensor_slots(spec)
-    present_inputs = [slot for slot in in_names if getattr(inner, slot) is not None]
+    # a tensor array (JOIN's InputTensors, SPLIT's OutputTensors) binds one resource per element, named by its
+    # binding slot ("InputTensors[1]"); its inputs come as one sequence or element by element under those names
+    arrays = {s.name for s in spec.support.slots if s.array}
+    inputs = _flatten_arrays(inputs, arrays)
+    present_inputs = [slot for slot, tensor, _ in binding_slots(spec, inner, "input") if tensor is not None]
     missing = [slot for slot in present_inputs if slot not in inputs]
     unknown = sorted(set(inputs) - set(present_inputs))
     if missing or unknown:
         msg = f"{spec.c_struct} takes {', '.join(present_inputs)}" + (f"; missing: {', '.join(missing)}" if missing else "") + (f"; not inputs of this desc: {', '.join(unknown)}" if unknown else "")
         raise TypeError(msg)
     resources: dict[str, Any] = {}
-    init_bindings: dict[str, str] = {}
-    dispatch_bindings: dict[str, str] = {}
+    init_bindings: dict[str, Any] = {}
+    dispatch_bindings: dict[str, Any] = {}
+
+    def bind(bindings: dict[str, Any], slot: str) -> None:
+        point, _, index = slot.partition("[")
+        if index:
+            bindings.setdefault(point, []).append(slot)
+        else:
+            bindings[point] = slot
+
     for slot in present_inputs:
-        buf = _buffer_of(getattr(inner, slot))
+        buf = _buffer_of(tensor_at(inner, slot))
         resources[slot] = resource(buf.DataType, memory_image(buf, inputs[slot]), size_in_bytes=_buffer_size(buf))
-        (init_bindings if int(buf.Flags) & DML_TENSOR_FLAGS.OWNED_BY_DML else dispatch_bindings)[slot] = slot
+        bind(init_bindings if int(buf.Flags) & DML_TENSOR_FLAGS.OWNED_BY_DML else dispatch_bindings, slot)
     outputs = []
-    for slot in out_names:
-        tensor = getattr(inner, slot)
+    for slot, tensor, _ in binding_slots(spec, inner, "output"):
         if tensor is None:
             continue
         buf = _buffer_of(tensor)
         size = _buffer_size(buf)
         resources[slot] = resource(buf.DataType, count=max(1, size // numpy_dtype(buf.DataType).itemsize), size_in_bytes=size)
-        dispatch_bindings[slot] = slot
+        bind(dispatch_bindings, slot)
         outputs.append(slot)
     dispatchable = operator_dispatchable(wrapped, init_bindings=init_bindings, execution_flags=execution_flags, compile_type=compile_type)
     commands: list[dict[str, Any]] = [{"type": "dispatch", "dispatchable": name, "bindings": dispatch_bindings}]
@@ -1401,17 +1422,28 @@ def _binding(buffers: Mapping[str, Any], value: Any) -> Any:
     return buffer_binding(buffer, offset, max(0, buffer.size - offset))
 
 
+def _bound(bindings: Mapping[str, Any], slot: str) -> Any:
+    """The binding source of a binding slot: ``InputTensors[1]`` is the second entry of the bind point
+    ``InputTensors`` (a tensor array takes one resource per element); None when the model binds none."""
+    point, _, index = slot.partition("[")
+    value = bindings.get(point)
+    if not index or value is None:
+        return value
+    i = int(index.rstrip("]"))
+    items = value if isinstance(value, list) else [value]
+    return items[i] if i < len(items) else None
+
+
 def _prepare(device: Any, desc: Any, flags: DML_EXECUTION_FLAGS, compile_type: str) -> tuple[Any, list[str], list[str]]:
-    """(compiled dispatchable, its input bind points, its output bind points) in binding order."""
-    spec = REGISTRY[operator_desc(desc).Type]
-    in_names, out_names = _tensor_slots(spec)
+    """(compiled dispatchable, its input binding slots, its output binding slots) in binding order, tensor arrays flattened."""
     operator = device.create_operator(desc)
+    in_names, out_names = [s.name for s in operator.slots("input")], [s.name for s in operator.slots("output")]
     if compile_type == "DmlCompileOp":
         return device.compile_operator(operator, flags), in_names, out_names
     from dmlpy.graph import graph_desc, input_edge, operator_node, output_edge  # noqa: PLC0415
 
-    present_in = [k for k, s in enumerate(operator.spec.support.inputs) if operator.tensor(s.name) is not None]
-    present_out = [k for k, s in enumerate(operator.spec.support.outputs) if operator.tensor(s.name) is not None]
+    present_in = [k for k, s in enumerate(operator.slots("input")) if s.tensor is not None]
+    present_out = [k for k, s in enumerate(operator.slots("output")) if s.tensor is not None]
     graph = graph_desc(
         len(present_in), len(present_out), [operator_node(operator)],
         [input_edge(g, 0, k) for g, k in enumerate(present_in)], [output_edge(0, k, g) for g, k in enumerate(present_out)], [],
@@ -1423,12 +1455,11 @@ def _prepare(device: Any, desc: Any, flags: DML_EXECUTION_FLAGS, compile_type: s
 def _written_tensors(model: Model, name: str, bindings: Mapping[str, Any]) -> dict[str, DML_BUFFER_TENSOR_DESC]:
     """Resource name -> the output tensor desc a dispatch writes it through (whole-resource bindings only)."""
     desc = model.dispatchables[name]
-    _, out_names = _tensor_slots(REGISTRY[operator_desc(desc).Type])
+    wrapped = operator_desc(desc)
     found = {}
-    for point in out_names:
-        source = bindings.get(point)
+    for point, tensor, _ in binding_slots(REGISTRY[wrapped.Type], wrapped.Desc, "output"):
+        source = _bound(bindings, point)
         item = source[0] if isinstance(source, list) and len(source) == 1 else source
-        tensor = getattr(desc, point, None)
         if isinstance(item, str) and tensor is not None:
             found[item] = _buffer_of(tensor)
     return found
@@ -1448,14 +1479,14 @@ def _dispatch(device: Any, model: Model, name: str, bindings: Mapping[str, Any],
     init_table = device.create_binding_table(initializer)
     # as DxDispatch: every input named in the dispatchable's bindings is bound at initialization
     # (DirectML's rules then judge it); the others are NONE
-    owned = [_binding(buffers, init[p]).Desc if p in init else None for p in in_points]
+    owned = [_binding(buffers, _bound(init, p)).Desc if _bound(init, p) is not None else None for p in in_points]
     init_table.bind_inputs([array_binding(owned)])
     init_table.bind_outputs([buffer_binding(persistent)])
     recorder.record_dispatch(command_list, initializer, init_table)
     command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])  # the dispatch after the initializer reads what it wrote
     table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
-    table.bind_inputs([_binding(buffers, bindings[p]) if p in bindings and not s.owned else DML_BINDING_DESC() for s, p in zip(slots_in, in_points, strict=True)])
-    table.bind_outputs([_binding(buffers, bindings[p]) if p in bindings else DML_BINDING_DESC() for p in out_points[: len(slots_out)]])
+    table.bind_inputs([_binding(buffers, _bound(bindings, p)) if _bound(bindings, p) is not None and not s.owned else DML_BINDING_DESC() for s, p in zip(slots_in, in_points, strict=True)])
+    table.bind_outputs([_binding(buffers, _bound(bindings, p)) if _bound(bindings, p) is not None else DML_BINDING_DESC() for p in out_points[: len(slots_out)]])
     table.bind_temporary_resource(buffer_binding(temporary) if temporary is not None else None)
     table.bind_persistent_resource(buffer_binding(persistent) if persistent is not None else None)
     recorder.record_dispatch(command_list, compiled, table)

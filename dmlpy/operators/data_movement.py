@@ -18,10 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dmlpy.enums import DML_OPERATOR_TYPE
-from dmlpy.operators import OperatorSpec, register
+import numpy as np
+
+from dmlpy.enums import DML_OPERATOR_TYPE, DML_PADDING_MODE
+from dmlpy.operators import OperatorSpec, no_family_rules, register
 from dmlpy.operators.descs.data_movement import (
+    DML_CAST_OPERATOR_DESC,
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_ND1_OPERATOR_DESC,
     DML_GATHER_ND_OPERATOR_DESC,
     DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
@@ -32,9 +36,10 @@ from dmlpy.operators.descs.data_movement import (
     DML_SPLIT_OPERATOR_DESC,
     DML_TILE_OPERATOR_DESC,
 )
+from dmlpy.operators.element_wise import scalar_value, store
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, numpy_dtype
 
 OP = DML_OPERATOR_TYPE
 
@@ -66,6 +71,10 @@ ND_INPUT_COUNT = rule("GATHER_ND.INPUT_DIMENSION_COUNT", "InputDimensionCount is
 ND_INDICES_COUNT = rule("GATHER_ND.INDICES_DIMENSION_COUNT", "IndicesDimensionCount is in [1, IndicesTensor.DimensionCount].", source=ND_PAGE)
 ND_TUPLE = rule("GATHER_ND.TUPLE_SIZE", "The index tuple size, IndicesTensor's last size, is at most InputDimensionCount.", source=ND_PAGE)
 ND_OUTPUT_SIZE = rule("GATHER_ND.OUTPUT_SIZE", "OutputTensor.Sizes are {the indices' IndicesDimensionCount - 1 sizes before the tuple, the input's sizes after the tuple's}, right-aligned.", source=f"{ND_PAGE}; docs/deviations.md")
+ND_BATCH = rule("GATHER_ND.BATCH_DIMENSION_COUNT", "GATHER_ND1's BatchDimensionCount is below both tensors' DimensionCount (the page's range) and below IndicesDimensionCount, so the index tuples lie after the batches.", source=_page("gather_nd1"))
+ND_BATCH_SIZES = rule("GATHER_ND.BATCH_SIZES", "GATHER_ND1's first BatchDimensionCount meaningful sizes are the same in InputTensor and IndicesTensor (output[batch, ...] = input[batch, indices[batch, ...], ...]).", source=f"{_page('gather_nd1')}; docs/deviations.md")
+PADDING_VALUE_TYPE = rule("PADDING.VALUE_DATA_TYPE", "PADDING1's PaddingValueDataType matches OutputTensor.DataType.", source=_page("padding1"))
+GATHER_INDICES_SIZES = rule("GATHER_ELEMENTS.INDICES_SIZES", "IndicesTensor.Sizes match InputTensor.Sizes in every dimension except Axis.", source=_page("gather_elements"))
 GATHER_AXIS = rule("GATHER_ELEMENTS.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("gather_elements"))
 GATHER_OUTPUT = rule("GATHER_ELEMENTS.OUTPUT_SIZE", "OutputTensor.Sizes equal IndicesTensor.Sizes.", source=_page("gather_elements"))
 
@@ -157,6 +166,11 @@ def _check_slice(ctx: Checker, desc: DML_SLICE_OPERATOR_DESC | DML_SLICE1_OPERAT
 
 
 def _check_padding(ctx: Checker, desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    y = buffers["OutputTensor"]
+    if isinstance(desc, DML_PADDING1_OPERATOR_DESC) and y is not None:
+        value_type = desc.PaddingValueDataType
+        ctx.check(value_type == y.DataType, PADDING_VALUE_TYPE, f"{path}.PaddingValueDataType", actual=value_type, expected=y.DataType,
+                  message=f"is {fmt(value_type)}, expected OutputTensor.DataType {fmt(y.DataType)}")  # fmt: skip
     tensors = _same_rank(ctx, PADDING_DIMENSION_COUNT, "DimensionCount", desc, path, buffers)
     arrays = None if tensors is None else _arrays(desc, ("StartPadding", "EndPadding"), desc.DimensionCount)
     if tensors is None or arrays is None:
@@ -208,16 +222,16 @@ def _check_gather(ctx: Checker, desc: DML_GATHER_OPERATOR_DESC, path: str, buffe
                        else f"has {rank} dimensions, fewer than the original rank + IndexDimensions - 1 the gather produces ({formula})"))  # fmt: skip
 
 
-def gather_nd_output_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...], input_count: int, indices_count: int, rank: int) -> tuple[int, ...] | None:
-    """GATHER_ND's OutputTensor.Sizes of DimensionCount ``rank`` (the page's examples), or None when they do not fit."""
+def gather_nd_output_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...], input_count: int, indices_count: int, rank: int, batch: int = 0) -> tuple[int, ...] | None:
+    """GATHER_ND's (GATHER_ND1's, with ``batch``) OutputTensor.Sizes of DimensionCount ``rank`` (the pages' examples), or None when they do not fit."""
     tuple_size = indices_sizes[-1]
-    full = tuple(indices_sizes[len(indices_sizes) - indices_count : -1]) + tuple(input_sizes[len(input_sizes) - input_count + tuple_size :])
+    full = tuple(indices_sizes[len(indices_sizes) - indices_count : -1]) + tuple(input_sizes[len(input_sizes) - input_count + batch + tuple_size :])
     while len(full) > rank and full[0] == 1:
         full = full[1:]
     return None if len(full) > rank else (1,) * (rank - len(full)) + full
 
 
-def _check_gather_nd(ctx: Checker, desc: DML_GATHER_ND_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+def _check_gather_nd(ctx: Checker, desc: DML_GATHER_ND_OPERATOR_DESC | DML_GATHER_ND1_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     x, indices, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["OutputTensor"]
     if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
         return  # TENSOR.SAME_DIMENSION_COUNT
@@ -226,14 +240,23 @@ def _check_gather_nd(ctx: Checker, desc: DML_GATHER_ND_OPERATOR_DESC, path: str,
                    message=f"is {input_count}, expected 1 to InputTensor.DimensionCount = {rank}")  # fmt: skip
     ok &= ctx.check(1 <= indices_count <= rank, ND_INDICES_COUNT, f"{path}.IndicesDimensionCount", actual=indices_count, expected=f"1..{rank}",
                     message=f"is {indices_count}, expected 1 to IndicesTensor.DimensionCount = {rank}")  # fmt: skip
+    batch = getattr(desc, "BatchDimensionCount", 0)
+    if ok and batch:
+        ok = ctx.check(batch < indices_count, ND_BATCH, f"{path}.BatchDimensionCount", actual=batch, expected=f"0..{indices_count - 1}",
+                       message=f"is {batch}, expected below DimensionCount = {rank} and IndicesDimensionCount = {indices_count} (the index tuples follow the batches)")  # fmt: skip
+        for i in range(batch) if ok else ():
+            a, b = rank - input_count + i, rank - indices_count + i
+            if a < rank:
+                ok &= ctx.check(x.Sizes[a] == indices.Sizes[b], ND_BATCH_SIZES, f"{path}.IndicesTensor.Sizes[{b}]", actual=indices.Sizes[b], expected=x.Sizes[a],
+                                why=f"InputTensor.Sizes[{a}] (batch dimension {i})")  # fmt: skip
     if not ok:
         return
-    tuple_size = indices.Sizes[-1]
-    if not ctx.check(tuple_size <= input_count, ND_TUPLE, f"{path}.IndicesTensor.Sizes[{rank - 1}]", actual=tuple_size, expected=f"<= {input_count}",
-                     message=f"is {tuple_size}: index tuples of {tuple_size} coordinates, more than InputDimensionCount = {input_count}"):  # fmt: skip
+    tuple_size, most = indices.Sizes[-1], input_count - batch
+    if not ctx.check(tuple_size <= most, ND_TUPLE, f"{path}.IndicesTensor.Sizes[{rank - 1}]", actual=tuple_size, expected=f"<= {most}",
+                     message=f"is {tuple_size}: index tuples of {tuple_size} coordinates, more than InputDimensionCount{' - BatchDimensionCount' if batch else ''} = {most}"):  # fmt: skip
         return
-    expected = gather_nd_output_sizes(tuple(x.Sizes), tuple(indices.Sizes), input_count, indices_count, rank)
-    formula = (f"{{IndicesTensor.Sizes[{rank - indices_count}..{rank - 2}], InputTensor.Sizes[{rank - input_count + tuple_size}..{rank - 1}]}}")
+    expected = gather_nd_output_sizes(tuple(x.Sizes), tuple(indices.Sizes), input_count, indices_count, rank, batch)
+    formula = (f"{{IndicesTensor.Sizes[{rank - indices_count}..{rank - 2}], InputTensor.Sizes[{rank - input_count + batch + tuple_size}..{rank - 1}]}}")
     ctx.check(expected is not None and tuple(y.Sizes) == expected, ND_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=expected,
               message=(f"is {fmt(list(y.Sizes))}, expected {fmt(list(expected))} = {formula} right-aligned to {rank} dimensions" if expected is not None
                        else f"has {rank} dimensions, too few for {formula}"))  # fmt: skip
@@ -244,25 +267,161 @@ def _check_gather_elements(ctx: Checker, desc: DML_GATHER_ELEMENTS_OPERATOR_DESC
     if x is None or indices is None or y is None or not (x.DimensionCount == indices.DimensionCount == y.DimensionCount):
         return
     if _axis_ok(ctx, GATHER_AXIS, desc.Axis, x.DimensionCount, path):
+        for d, (size, expected) in enumerate(zip(indices.Sizes, x.Sizes, strict=True)):
+            if d != desc.Axis:
+                ctx.check(size == expected, GATHER_INDICES_SIZES, f"{path}.IndicesTensor.Sizes[{d}]", actual=size, expected=expected, why=f"InputTensor.Sizes[{d}] (Axis is {desc.Axis})")
         ctx.check(tuple(y.Sizes) == tuple(indices.Sizes), GATHER_OUTPUT, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=tuple(indices.Sizes), why="IndicesTensor.Sizes")
 
 
-for _type, _class, _check in (
-    (OP.JOIN, DML_JOIN_OPERATOR_DESC, _check_join),
-    (OP.SPLIT, DML_SPLIT_OPERATOR_DESC, _check_split),
-    (OP.SLICE, DML_SLICE_OPERATOR_DESC, _check_slice),
-    (OP.SLICE1, DML_SLICE1_OPERATOR_DESC, _check_slice),
-    (OP.PADDING, DML_PADDING_OPERATOR_DESC, _check_padding),
-    (OP.PADDING1, DML_PADDING1_OPERATOR_DESC, _check_padding),
-    (OP.TILE, DML_TILE_OPERATOR_DESC, _check_tile),
-    (OP.GATHER, DML_GATHER_OPERATOR_DESC, _check_gather),
-    (OP.GATHER_ELEMENTS, DML_GATHER_ELEMENTS_OPERATOR_DESC, _check_gather_elements),
-    (OP.GATHER_ND, DML_GATHER_ND_OPERATOR_DESC, _check_gather_nd),
+# ---------------------------------------------------------------------------------------
+# NumPy kernels. Each gets its inputs in their logical shapes (the backend reads strides) and
+# returns its outputs by binding slot name; tensor arrays bind one slot per element
+# ("InputTensors[0]", "OutputTensors[1]").
+
+
+def _sizes(tensor: Any) -> tuple[int, ...]:
+    return tuple(tensor.buffer.Sizes)
+
+
+def _dtype(tensor: Any) -> np.dtype[Any]:
+    return numpy_dtype(tensor.buffer.DataType)
+
+
+def _join(desc: DML_JOIN_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    parts = [inputs[f"InputTensors[{i}]"] for i in range(len(desc.InputTensors or ()))]
+    return {"OutputTensor": np.concatenate(parts, axis=desc.Axis)}
+
+
+def _split(desc: DML_SPLIT_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    ends = np.cumsum([_sizes(t)[desc.Axis] for t in desc.OutputTensors or ()])
+    parts = np.split(inputs["InputTensor"], ends[:-1], axis=desc.Axis)
+    return {f"OutputTensors[{i}]": part for i, part in enumerate(parts)}
+
+
+def _slice(desc: DML_SLICE_OPERATOR_DESC | DML_SLICE1_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """output[i] = input[start + stride * i] per dimension; SLICE1 starts a negative stride at the window's end."""
+    x = inputs["InputTensor"]
+    if isinstance(desc, DML_SLICE_OPERATOR_DESC):
+        starts, strides = list(desc.Offsets), list(desc.Strides)
+    else:
+        strides = list(desc.InputWindowStrides)
+        starts = [o + (n - 1 if st < 0 else 0) for o, n, st in zip(desc.InputWindowOffsets, desc.InputWindowSizes, strides, strict=True)]
+    coordinates = [start + stride * np.arange(n) for start, stride, n in zip(starts, strides, _sizes(desc.OutputTensor), strict=True)]
+    return {"OutputTensor": x[np.ix_(*coordinates)]}
+
+
+def _pad_source(n: int, start: int, end: int, mode: DML_PADDING_MODE) -> np.ndarray:
+    """For each output position along one axis, the input position it copies (CONSTANT: outside [0, n) is padding).
+
+    REFLECTION mirrors without repeating the edge, SYMMETRIC repeats it, both periodically past the
+    first fold (the PADDING1 page's examples 3 and 4); WRAP repeats the input.
+    """
+    i = np.arange(-start, n + end)
+    if mode == DML_PADDING_MODE.EDGE:
+        return np.clip(i, 0, n - 1)
+    if mode == DML_PADDING_MODE.REFLECTION:
+        if n == 1:
+            return np.zeros_like(i)  # one element mirrors onto itself (docs/deviations.md)
+        m = np.mod(i, 2 * (n - 1))
+        return np.where(m < n, m, 2 * (n - 1) - m)
+    if mode == DML_PADDING_MODE.SYMMETRIC:
+        m = np.mod(i, 2 * n)
+        return np.where(m < n, m, 2 * n - 1 - m)
+    if mode == DML_PADDING_MODE.WRAP:
+        return np.mod(i, n)
+    return i
+
+
+def _padding_value(desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC, dtype: np.dtype[Any]) -> Any:
+    """PADDING1's value is read from the union as PaddingValueDataType; PADDING's FLOAT is rounded to a float
+    tensor's type, truncated and saturated to an integer tensor's (docs/deviations.md)."""
+    if isinstance(desc, DML_PADDING1_OPERATOR_DESC):
+        return scalar_value(desc.PaddingValue, desc.PaddingValueDataType)
+    return store(np.float64(desc.PaddingValue), dtype)
+
+
+def _padding(desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    mode = DML_PADDING_MODE(desc.PaddingMode)
+    if mode == DML_PADDING_MODE.CONSTANT:
+        y = np.full(_sizes(desc.OutputTensor), _padding_value(desc, x.dtype), dtype=x.dtype)
+        y[tuple(slice(start, start + n) for start, n in zip(desc.StartPadding, x.shape, strict=True))] = x
+        return {"OutputTensor": y}
+    sources = [_pad_source(n, start, end, mode) for n, start, end in zip(x.shape, desc.StartPadding, desc.EndPadding, strict=True)]
+    return {"OutputTensor": x[np.ix_(*sources)]}
+
+
+def _cast(desc: DML_CAST_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """Floats into integers truncate toward zero, saturate, and write 0 for NaN (store); floats round to
+    nearest even (overflowing to infinity); integers into integers keep the low bits (docs/deviations.md)."""
+    x, dtype = inputs["InputTensor"], _dtype(desc.OutputTensor)
+    if x.dtype.kind == "f" and dtype.kind in "iu":
+        return {"OutputTensor": store(x, dtype)}
+    with np.errstate(over="ignore", invalid="ignore"):
+        return {"OutputTensor": x.astype(dtype)}
+
+
+def safe_indices(indices: np.ndarray, size: int) -> np.ndarray:
+    """Positions along an axis of ``size`` as int64: a negative index of a signed type counts from the end
+    (the pages, from FL 3.0); one still outside ``[0, size)`` is clamped to it, so no read leaves the axis
+    (GATHER's page: invalid indices give wrong values, never a fault; docs/deviations.md)."""
+    if indices.dtype.kind == "u":
+        return np.minimum(indices, np.uint64(size - 1)).astype(np.int64)
+    i = indices.astype(np.int64)
+    return np.clip(np.where(i < 0, i + size, i), 0, size - 1)
+
+
+def _meaningful(array: np.ndarray, count: int) -> np.ndarray:
+    """The last ``count`` dimensions; the leading ones the desc ignores are read at index 0 (they are 1 in the pages)."""
+    return array[(0,) * (array.ndim - count)]
+
+
+def _gather(desc: DML_GATHER_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x, indices = inputs["InputTensor"], inputs["IndicesTensor"]
+    picked = np.take(x, safe_indices(_meaningful(indices, desc.IndexDimensions), x.shape[desc.Axis]), axis=desc.Axis)
+    return {"OutputTensor": picked.reshape(_sizes(desc.OutputTensor))}  # right-aligned: leading 1s cropped or added
+
+
+def _gather_elements(desc: DML_GATHER_ELEMENTS_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x, indices = inputs["InputTensor"], inputs["IndicesTensor"]
+    return {"OutputTensor": np.take_along_axis(x, safe_indices(indices, x.shape[desc.Axis]), axis=desc.Axis)}
+
+
+def _gather_nd(desc: DML_GATHER_ND_OPERATOR_DESC | DML_GATHER_ND1_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """output[batch, p, ...] = input[batch, *indices[batch, p, :], ...] over the meaningful dimensions."""
+    batch = getattr(desc, "BatchDimensionCount", 0)
+    x = _meaningful(inputs["InputTensor"], desc.InputDimensionCount)
+    indices = _meaningful(inputs["IndicesTensor"], desc.IndicesDimensionCount)
+    tuple_size = indices.shape[-1]
+    xb = x.reshape((-1, *x.shape[batch:]))  # the batches flattened into one leading axis
+    tuples = indices.reshape(xb.shape[0], -1, tuple_size)
+    coordinates = [safe_indices(tuples[..., j], xb.shape[1 + j]) for j in range(tuple_size)]
+    picked = xb[(np.arange(xb.shape[0])[:, None], *coordinates)]
+    return {"OutputTensor": picked.reshape(_sizes(desc.OutputTensor))}
+
+
+for _type, _class, _check, _kernel in (
+    (OP.JOIN, DML_JOIN_OPERATOR_DESC, _check_join, _join),
+    (OP.SPLIT, DML_SPLIT_OPERATOR_DESC, _check_split, _split),
+    (OP.SLICE, DML_SLICE_OPERATOR_DESC, _check_slice, _slice),
+    (OP.SLICE1, DML_SLICE1_OPERATOR_DESC, _check_slice, _slice),
+    (OP.PADDING, DML_PADDING_OPERATOR_DESC, _check_padding, _padding),
+    (OP.PADDING1, DML_PADDING1_OPERATOR_DESC, _check_padding, _padding),
+    (OP.CAST, DML_CAST_OPERATOR_DESC, no_family_rules, _cast),
+    (OP.TILE, DML_TILE_OPERATOR_DESC, _check_tile, None),
+    (OP.GATHER, DML_GATHER_OPERATOR_DESC, _check_gather, _gather),
+    (OP.GATHER_ELEMENTS, DML_GATHER_ELEMENTS_OPERATOR_DESC, _check_gather_elements, _gather_elements),
+    (OP.GATHER_ND, DML_GATHER_ND_OPERATOR_DESC, _check_gather_nd, _gather_nd),
+    (OP.GATHER_ND1, DML_GATHER_ND1_OPERATOR_DESC, _check_gather_nd, _gather_nd),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True))
+
+KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
 
 __all__ = [
+    "DML_CAST_OPERATOR_DESC",
     "DML_GATHER_ELEMENTS_OPERATOR_DESC",
+    "DML_GATHER_ND1_OPERATOR_DESC",
     "DML_GATHER_ND_OPERATOR_DESC",
     "DML_GATHER_OPERATOR_DESC",
     "DML_JOIN_OPERATOR_DESC",
@@ -272,4 +431,8 @@ __all__ = [
     "DML_SLICE_OPERATOR_DESC",
     "DML_SPLIT_OPERATOR_DESC",
     "DML_TILE_OPERATOR_DESC",
+    "KERNELS",
+    "gather_nd_output_sizes",
+    "gather_output_sizes",
+    "safe_indices",
 ]

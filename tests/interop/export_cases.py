@@ -44,7 +44,8 @@ from dmlpy import (
     buffer_tensor,
     nhwc_strides,
 )
-from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_IS_INFINITY_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
+from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_IS_INFINITY_MODE, DML_PADDING_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
+from dmlpy.operators import data_movement as dm
 from dmlpy.operators.descs import OPERATORS as DESCS
 from dmlpy.operators.element_wise import KERNELS
 from dmlpy.structs import DML_SCALAR_UNION
@@ -257,6 +258,44 @@ def _element_wise_case(op_type: OP) -> Case:
 
 ELEMENT_WISE_CASES = [_element_wise_case(t) for t in KERNELS]
 CASES[-1:-1] = ELEMENT_WISE_CASES  # the last case stays the 1-D convolution test_cpp.py takes
+
+
+# ---------------------------------------------------------------------------------------
+# Data movement: tensor arrays (JOIN's inputs, SPLIT's outputs), a DML_SCALAR_UNION padding value, indices
+
+
+def _ints(shape: tuple[int, ...], low: int, high: int, dtype: Any) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: rng.integers(low, high, size=shape).astype(dtype)
+
+
+def _t(shape: tuple[int, ...], dtype: Any = F32, strides: Any = None) -> Any:
+    return buffer_tensor(dtype, shape, strides)
+
+
+DATA_MOVEMENT_CASES = [
+    Case("join of two inputs, one NHWC-strided", OP.JOIN, lambda: dm.DML_JOIN_OPERATOR_DESC(None, [_t((1, 2, 2, 3)), _t((1, 1, 2, 3), strides=nhwc_strides((1, 1, 2, 3)))], _t((1, 3, 2, 3)), 1),
+         lambda rng: {"InputTensors": [_rand((1, 2, 2, 3))(rng), _rand((1, 1, 2, 3))(rng)]}),
+    Case("split into three outputs", OP.SPLIT, lambda: dm.DML_SPLIT_OPERATOR_DESC(_t((2, 6)), None, [_t((2, 1)), _t((2, 3)), _t((2, 2))], 1), _inputs(InputTensor=_rand((2, 6)))),
+    Case("slice with strides", OP.SLICE, lambda: dm.DML_SLICE_OPERATOR_DESC(_t((1, 1, 5, 6)), _t((1, 1, 2, 3)), None, (0, 0, 1, 0), (1, 1, 2, 3), (1, 1, 2, 2)),
+         _inputs(InputTensor=_rand((1, 1, 5, 6)))),
+    Case("slice1 with a negative stride", OP.SLICE1, lambda: dm.DML_SLICE1_OPERATOR_DESC(_t((1, 1, 4, 4)), _t((1, 1, 2, 2)), None, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, -2, 2)),
+         _inputs(InputTensor=_rand((1, 1, 4, 4)))),
+    Case("padding REFLECTION", OP.PADDING, lambda: dm.DML_PADDING_OPERATOR_DESC(_t((1, 1, 3, 3)), _t((1, 1, 5, 6)), DML_PADDING_MODE.REFLECTION, 0.0, None, (0, 0, 1, 2), (0, 0, 1, 1)),
+         _inputs(InputTensor=_rand((1, 1, 3, 3)))),
+    Case("padding1 CONSTANT with an INT32 value", OP.PADDING1,
+         lambda: dm.DML_PADDING1_OPERATOR_DESC(_t((2, 3), "int32"), _t((4, 4), "int32"), DML_PADDING_MODE.CONSTANT, DML_TENSOR_DATA_TYPE.INT32, DML_SCALAR_UNION(Int32=-7), None, (1, 0), (1, 1)),
+         _inputs(InputTensor=_ints((2, 3), -50, 50, np.int32))),
+    Case("cast FLOAT32 to INT8", OP.CAST, lambda: dm.DML_CAST_OPERATOR_DESC(_t((2, 3, 4)), _t((2, 3, 4), "int8")), lambda rng: {"InputTensor": (rng.uniform(-200, 200, (2, 3, 4))).astype(np.float32)}),
+    Case("gather with INT64 indices", OP.GATHER, lambda: dm.DML_GATHER_OPERATOR_DESC(_t((1, 3, 3)), _t((1, 1, 2), "int64"), _t((3, 1, 2)), 2, 2),
+         _inputs(InputTensor=_rand((1, 3, 3)), IndicesTensor=_ints((1, 1, 2), -3, 3, np.int64))),
+    Case("gather elements", OP.GATHER_ELEMENTS, lambda: dm.DML_GATHER_ELEMENTS_OPERATOR_DESC(_t((3, 3)), _t((2, 3), "uint32"), _t((2, 3)), 0),
+         _inputs(InputTensor=_rand((3, 3)), IndicesTensor=_ints((2, 3), 0, 3, np.uint32))),
+    Case("gather nd", OP.GATHER_ND, lambda: dm.DML_GATHER_ND_OPERATOR_DESC(_t((1, 2, 2, 2)), _t((1, 1, 2, 2), "uint32"), _t((1, 1, 2, 2)), 3, 2),
+         _inputs(InputTensor=_rand((1, 2, 2, 2)), IndicesTensor=_ints((1, 1, 2, 2), 0, 2, np.uint32))),
+    Case("gather nd1 with a batch dimension", OP.GATHER_ND1, lambda: dm.DML_GATHER_ND1_OPERATOR_DESC(_t((1, 3, 2, 2)), _t((1, 3, 2, 2), "int32"), _t((1, 1, 3, 2)), 3, 3, 1),
+         _inputs(InputTensor=_rand((1, 3, 2, 2)), IndicesTensor=_ints((1, 3, 2, 2), -2, 2, np.int32))),
+]  # fmt: skip
+CASES[-1:-1] = DATA_MOVEMENT_CASES
 
 
 def case_ids(cases: list[Case]) -> list[str]:

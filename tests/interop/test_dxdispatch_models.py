@@ -95,6 +95,9 @@ EXPECTED = {
     "dml_element_wise_identity": ("Out", [1 * 2 + 10, 2 * 2 + 10, 3 * 2 + 10]),  # ScaleBias {2, 10}
     "dml_owned_tensors": ("Out", [6, 10, -2]),
     "dml_scalar_union_fp16": ("output", [2, 2, 3, 4, 4]),  # CLIP1 of 1..5 to [2, 4] in FLOAT16
+    "dml_slice": ("output", [7, 9, 12, 14, 17, 19]),  # rows 1..3, columns 1 and 3 of 1..25 as 5x5
+    "dml_split": ("Out3", [5, 6]),  # the third pair of 1..6
+    "dml_join": ("Out", [1, 2, 3, 100, 115]),  # A's first 3 elements, then B's first 2
 }
 
 
@@ -103,7 +106,7 @@ def _add_npy_expected() -> np.ndarray:
     return np.load(MODELS_DIR / "dml_element_wise_add_input.npy").astype(np.float32).ravel() + np.fromfile(MODELS_DIR / "dml_element_wise_add_input.dat", dtype=np.float32)
 
 
-def test_example_models_with_kernels_are_the_convolutions_and_the_element_wise_ones() -> None:
+def test_example_models_with_kernels_are_the_convolutions_the_element_wise_and_the_data_movement_ones() -> None:
     runnable = {p.stem for p in MODELS if _runnable(dx.read_model(p))}
     assert runnable == {"dml_convolution_2d", "dml_convolution_3d", "dml_element_wise_add_npy", *EXPECTED}
 
