@@ -429,11 +429,17 @@ def _softmax(x: np.ndarray, axes: tuple[int, ...], *, log: bool) -> np.ndarray:
 
 
 def _hardmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """1 at the first maximum (row-major over ``axes``; a NaN counts as the maximum), 0 elsewhere."""
+    """1 at the first maximum (row-major over ``axes``), 0 elsewhere.
+
+    As a scan that keeps the first element and replaces it only by a greater one: a NaN never
+    compares greater, so it is chosen only as a row's first element (docs/deviations.md).
+    """
     k = len(axes)
     moved = np.moveaxis(x, axes, tuple(range(x.ndim - k, x.ndim)))
     rows = moved.reshape(moved.shape[: x.ndim - k] + (-1,))
-    one_hot = np.arange(rows.shape[-1]) == np.argmax(rows, axis=-1)[..., None]
+    first = np.argmax(np.where(np.isnan(rows), -np.inf, rows), axis=-1)
+    first = np.where(np.isnan(rows[..., 0]), 0, first)
+    one_hot = np.arange(rows.shape[-1]) == first[..., None]
     return np.moveaxis(one_hot.reshape(moved.shape), tuple(range(x.ndim - k, x.ndim)), axes).astype(x.dtype)
 
 
