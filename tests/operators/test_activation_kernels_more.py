@@ -603,3 +603,32 @@ def test_builder_softmax_axis_out_of_range_names_axes() -> None:
         g.softmax(g.input("x", np.float32, (2, 3)), axes=[2])
     assert "argument 'axes'" in str(caught.value)
     assert_rule(caught.value, "ACTIVATION.AXIS_RANGE")
+
+
+def test_prelu_runs_in_place_over_its_input(device: dmlpy.Device) -> None:
+    """The page: the output may alias InputTensor. The slope stays in its own buffer."""
+    desc = prelu_desc((1, 4))
+    compiled = device.compile_operator(device.create_operator(desc))
+    data, slope = device.create_buffer(16), device.create_buffer(16)
+    data.upload(np.array([-2.0, -1.0, 0.5, 3.0], np.float32))
+    slope.upload(np.array([0.5, 3.0, 9.0, 9.0], np.float32))
+    recorder, command_list = device.create_command_recorder(), device.create_command_list()
+    initializer = device.create_operator_initializer([compiled])
+    recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    table = device.create_binding_table(compiled)
+    table.bind_inputs([buffer_binding(data), buffer_binding(slope)])
+    table.bind_outputs([buffer_binding(data)])
+    recorder.record_dispatch(command_list, compiled, table)
+    command_list.close()
+    device.execute(command_list)
+    assert data.read(desc.OutputTensor).ravel().tolist() == [-1.0, -3.0, 0.5, 3.0]
+
+
+def test_a_graph_convolution_with_fused_celu_runs_on_both_backends(backend: str) -> None:
+    """A 1x1 convolution by -1 then CELU(1): x = 2 gives e^-2 - 1, x = -3 gives 3."""
+    g = dmlpy.GraphBuilder(backend=backend)
+    x = g.input("x", np.float32, (1, 1, 1, 2))
+    w = g.input("w", np.float32, (1, 1, 1, 1))
+    program = g.compile({"y": g.convolution(x, w, activation=FusedActivation.celu())})
+    y = program(x=np.array([[[[2.0, -3.0]]]], np.float32), w=np.full((1, 1, 1, 1), -1.0, np.float32))["y"]
+    np.testing.assert_allclose(y.ravel(), [math.exp(-2.0) - 1, 3.0], rtol=1e-7)
