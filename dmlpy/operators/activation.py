@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -526,9 +525,6 @@ assert all(REGISTRY[t].emulated for t in DESC_CLASSES)
 
 __all__ = [
     "DESC_CLASSES",
-    "FUNCTIONS",
-    "IN_PLACE",
-    "NATIVE_KERNELS",
     "DML_ACTIVATION_CELU_OPERATOR_DESC",
     "DML_ACTIVATION_ELU_OPERATOR_DESC",
     "DML_ACTIVATION_GELU_OPERATOR_DESC",
@@ -555,7 +551,10 @@ __all__ = [
     "DML_ACTIVATION_SWISH_OPERATOR_DESC",
     "DML_ACTIVATION_TANH_OPERATOR_DESC",
     "DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC",
+    "FUNCTIONS",
     "FUSABLE_IN_DIRECTML",
+    "IN_PLACE",
+    "NATIVE_KERNELS",
     "FusedActivation",
     "activate",
     "activation_reference",

@@ -551,7 +551,7 @@ def test_builder_methods_use_the_defaults_and_run_on_both_backends(backend: str,
     g = dmlpy.GraphBuilder(backend=backend)
     x = g.input("x", np.float32, (2, 3, 4))
     y = getattr(g, call)(x, **kwargs)
-    node = g._nodes[-1].desc  # noqa: SLF001 - the desc the call built
+    node = g._nodes[-1].desc
     assert REGISTRY[op_type].desc_class is type(node)
     assert {name: (tuple(getattr(node, name)) if name == "Axes" else getattr(node, name)) for name in fields} == fields
     xv = np.random.default_rng(1).uniform(-3, 3, size=(2, 3, 4)).astype(np.float32)
@@ -574,7 +574,7 @@ def test_builder_softmax_below_fl_5_1_emits_the_last_dimension_operator() -> Non
     g = dmlpy.GraphBuilder(feature_level=FL.LEVEL_4_0, backend="numpy")
     x = g.input("x", np.float32, (1, 1, 2, 3))
     y = g.softmax(x)
-    assert isinstance(g._nodes[-1].desc, DML_ACTIVATION_SOFTMAX_OPERATOR_DESC)  # noqa: SLF001
+    assert isinstance(g._nodes[-1].desc, DML_ACTIVATION_SOFTMAX_OPERATOR_DESC)
     got = g.compile({"y": y})(x=np.array([[[[0.0, LN(2), LN(5)], [LN(3), 0.0, LN(4)]]]], np.float32))["y"]
     np.testing.assert_allclose(got.ravel(), [1 / 8, 2 / 8, 5 / 8, 3 / 8, 1 / 8, 4 / 8], rtol=1e-6)
 
