@@ -632,3 +632,12 @@ def test_a_graph_convolution_with_fused_celu_runs_on_both_backends(backend: str)
     program = g.compile({"y": g.convolution(x, w, activation=FusedActivation.celu())})
     y = program(x=np.array([[[[2.0, -3.0]]]], np.float32), w=np.full((1, 1, 1, 1), -1.0, np.float32))["y"]
     np.testing.assert_allclose(y.ravel(), [math.exp(-2.0) - 1, 3.0], rtol=1e-7)
+
+
+def test_element_wise_add1_applies_a_fused_shrink(device: dmlpy.Device) -> None:
+    """ADD1's FusedActivation takes the same list: SHRINK(0.5, 1) of 2, 0.5 and -3 is 1.5, 0 and -2.5."""
+    from dmlpy.operators.descs import DML_ELEMENT_WISE_ADD1_OPERATOR_DESC
+
+    desc = DML_ELEMENT_WISE_ADD1_OPERATOR_DESC(*(buffer_tensor(np.float32, (1, 3)) for _ in range(3)), FusedActivation.shrink(0.5, 1.0))
+    y = dmlpy.run(desc, device=device, ATensor=np.array([[1.0, 0.0, -3.0]], np.float32), BTensor=np.array([[1.0, 0.5, 0.0]], np.float32))
+    assert y.ravel().tolist() == [1.5, 0.0, -2.5]
