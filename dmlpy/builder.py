@@ -57,6 +57,7 @@ from dmlpy.operators.activation import (
     DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
     DML_ACTIVATION_TANH_OPERATOR_DESC,
 )
+from dmlpy.operators import activation as _activation_family
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
 from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, pooled_size
 from dmlpy.operators.space_depth import (
@@ -577,6 +578,92 @@ class GraphBuilder:
                      "IndicesDimensionCount": "indices_dimensions", "BatchDimensionCount": "batch_dimensions", "GATHER_ND.BATCH_SIZES": "indices"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x, "IndicesTensor": indices}, call="gather_nd", arguments=arguments)[0]
 
+    # --- more activations (DirectMLX's defaults; the pages' typical defaults where DirectMLX has none) ---
+
+    def softmax(self, x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+        """ACTIVATION_SOFTMAX1 over ``axes`` (default: the last dimension; a negative axis counts from the end).
+
+        Below feature level 5.1, over the last dimension only, it emits ACTIVATION_SOFTMAX, whose
+        input must have an effective rank of at most 2 (its page).
+        """
+        return self._softmax_family("softmax", x, axes)
+
+    def log_softmax(self, x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+        """ACTIVATION_LOG_SOFTMAX1 over ``axes`` (LOG_SOFTMAX below feature level 5.1), as ``softmax``."""
+        return self._softmax_family("log_softmax", x, axes)
+
+    def hardmax(self, x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+        """ACTIVATION_HARDMAX1 over ``axes`` (HARDMAX below feature level 5.1): 1 at the first maximum, 0 elsewhere."""
+        return self._softmax_family("hardmax", x, axes)
+
+    def celu(self, x: Tensor, alpha: float = 1.0) -> Tensor:
+        """ACTIVATION_CELU (feature level 3.0): ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+        return self._activation("celu", _activation_family.DML_ACTIVATION_CELU_OPERATOR_DESC, x, Alpha=alpha)
+
+    def prelu(self, x: Tensor, slope: Tensor) -> Tensor:
+        """ACTIVATION_PARAMETERIZED_RELU: ``x`` for ``x >= 0``, else ``slope * x``.
+
+        ``slope`` broadcasts to ``x``'s sizes as NumPy does (aligned on the last dimension; a
+        ``{1, C, 1, 1}`` slope is per channel): the node reads it with stride 0 along the broadcast
+        dimensions, the same bytes.
+        """
+        x = self._tensor_argument("prelu", "x", x)
+        slope = _broadcast_to(self._tensor_argument("prelu", "slope", slope), x.sizes)
+        desc = _activation_family.DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes))
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "SlopeTensor": "slope"}
+        return self.add_operator(desc, {"InputTensor": x, "SlopeTensor": slope}, call="prelu", arguments=arguments)[0]
+
+    def parametric_softplus(self, x: Tensor, alpha: float, beta: float) -> Tensor:
+        """ACTIVATION_PARAMETRIC_SOFTPLUS: ``alpha * ln(1 + exp(beta * x))`` (DirectMLX has no defaults)."""
+        return self._activation("parametric_softplus", _activation_family.DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC, x, Alpha=alpha, Beta=beta)
+
+    def scaled_elu(self, x: Tensor, alpha: float = _activation_family.SCALED_ELU_ALPHA, gamma: float = _activation_family.SCALED_ELU_GAMMA) -> Tensor:
+        """ACTIVATION_SCALED_ELU: ``gamma * x`` for ``x > 0``, else ``gamma * alpha * (exp(x) - 1)``; SELU's constants by default."""
+        return self._activation("scaled_elu", _activation_family.DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC, x, Alpha=alpha, Gamma=gamma)
+
+    def scaled_tanh(self, x: Tensor, alpha: float = 1.0, beta: float = 0.5) -> Tensor:
+        """ACTIVATION_SCALED_TANH: ``alpha * tanh(beta * x)``."""
+        return self._activation("scaled_tanh", _activation_family.DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC, x, Alpha=alpha, Beta=beta)
+
+    def softsign(self, x: Tensor) -> Tensor:
+        """ACTIVATION_SOFTSIGN: ``x / (1 + |x|)``."""
+        return self._activation("softsign", _activation_family.DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC, x)
+
+    def thresholded_relu(self, x: Tensor, alpha: float = 1.0) -> Tensor:
+        """ACTIVATION_THRESHOLDED_RELU: ``x`` for ``x > alpha``, else 0."""
+        return self._activation("thresholded_relu", _activation_family.DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC, x, Alpha=alpha)
+
+    def shrink(self, x: Tensor, bias: float = 0.0, threshold: float = 0.5) -> Tensor:
+        """ACTIVATION_SHRINK (feature level 2.0): ``x + bias`` below ``-threshold``, ``x - bias`` above ``threshold``, else 0."""
+        return self._activation("shrink", _activation_family.DML_ACTIVATION_SHRINK_OPERATOR_DESC, x, Bias=bias, Threshold=threshold)
+
+    def swish(self, x: Tensor, sigmoid_input_scale: float = 1.0) -> Tensor:
+        """ACTIVATION_SWISH (feature level 6.2): ``x * sigmoid(sigmoid_input_scale * x)``."""
+        x = self._tensor_argument("swish", "x", x)
+        desc = _activation_family.DML_ACTIVATION_SWISH_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), SigmoidInputScale=sigmoid_input_scale)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "SigmoidInputScale": "sigmoid_input_scale", "OPERATOR.FEATURE_LEVEL": "x"}
+        return self.add_operator(desc, {"InputTensor": x}, call="swish", arguments=arguments)[0]
+
+    def hard_swish(self, x: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
+        """ACTIVATION_HARD_SWISH (feature level 6.2): ``x * max(0, min(alpha * x + beta, 1))``.
+
+        Alpha 0.2 is the page's typical default; Beta, for which the page names none, is 0.5 as
+        for HARD_SIGMOID (ONNX's HardSwish is ``alpha=1/6``).
+        """
+        return self._activation("hard_swish", _activation_family.DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC, x, Alpha=alpha, Beta=beta)
+
+    def _softmax_family(self, call: str, x: Any, axes: Sequence[int] | None) -> Tensor:
+        x = self._tensor_argument(call, "x", x)
+        rank = len(x.sizes)
+        chosen = [rank - 1] if axes is None else [a + rank if a < 0 else a for a in ints_argument(f"GraphBuilder.{call}", "axes", axes, minimum=-rank)]
+        name = {"softmax": "SOFTMAX", "log_softmax": "LOG_SOFTMAX", "hardmax": "HARDMAX"}[call]
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "Axes": "axes", "AxisCount": "axes", "OPERATOR.FEATURE_LEVEL": "axes", "ACTIVATION.EFFECTIVE_RANK": "x"}
+        if self.feature_level < DML_FEATURE_LEVEL.LEVEL_5_1 and chosen == [rank - 1]:
+            desc: Any = getattr(_activation_family, f"DML_ACTIVATION_{name}_OPERATOR_DESC")(OutputTensor=self._output(x, x.sizes))
+        else:
+            desc = getattr(_activation_family, f"DML_ACTIVATION_{name}1_OPERATOR_DESC")(OutputTensor=self._output(x, x.sizes), Axes=chosen)
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
         if value is None and optional:
@@ -774,6 +861,19 @@ def _as_dml_bias(bias: Tensor, rank: int) -> Tensor:
         return bias
     shaped = dataclasses.replace(desc, DimensionCount=rank, Sizes=(1, sizes[0]) + (1,) * (rank - 2), Strides=None)
     return dataclasses.replace(bias, desc=shaped)
+
+
+def _broadcast_to(value: Tensor, sizes: Sequence[int]) -> Tensor:
+    """``value`` read as ``sizes`` (NumPy broadcasting, stride 0 along the broadcast dimensions); unchanged when it does not broadcast."""
+    desc = value.desc
+    own = tuple(desc.Sizes or ())
+    target = tuple(sizes)
+    if own == target or len(own) > len(target) or any(s not in (1, t) for s, t in zip(reversed(own), reversed(target))):
+        return value
+    strides = tuple(desc.Strides) if desc.Strides is not None else tuple(int(np.prod(own[i + 1 :])) for i in range(len(own)))
+    pad = len(target) - len(own)
+    new = tuple(0 if i < pad or own[i - pad] != target[i] else strides[i - pad] for i in range(len(target)))
+    return dataclasses.replace(value, desc=dataclasses.replace(desc, DimensionCount=len(target), Sizes=target, Strides=new))
 
 
 def _space_depth_fallback(sizes: Sequence[int], block_size: Any, *, to_depth: bool) -> tuple[int, ...]:

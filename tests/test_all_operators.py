@@ -26,14 +26,14 @@ from dmlpy.errors import DmlWarning
 from dmlpy.graph import graph_desc, input_edge, intermediate_edge, operator_node, output_edge
 from dmlpy.interop import dxdispatch as dx
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, emulated_operators
-from dmlpy.operators.activation import FusedActivation
+from dmlpy.operators.activation import DESC_CLASSES, NATIVE_KERNELS, FusedActivation
 from dmlpy.operators.data_movement import KERNELS as DATA_MOVEMENT_KERNELS
 from dmlpy.operators.descs import (
-    DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
-    DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
     DML_CONVOLUTION_OPERATOR_DESC,
     DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
+    DML_ELEMENT_WISE_CLIP_OPERATOR_DESC,
     DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_SCALE_BIAS,
@@ -42,11 +42,11 @@ from dmlpy.operators.descs import (
 F32 = np.float32
 
 
-def prelu(shape: tuple[int, ...] = (1, 1, 2, 2), **overrides: object) -> DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC:
+def relu_grad(shape: tuple[int, ...] = (1, 1, 2, 2), **overrides: object) -> DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC:
     """A two-input operator dmlpy validates but has no kernel for."""
-    fields = {"InputTensor": buffer_tensor(F32, shape), "SlopeTensor": buffer_tensor(F32, shape), "OutputTensor": buffer_tensor(F32, shape)}
+    fields = {"InputTensor": buffer_tensor(F32, shape), "InputGradientTensor": buffer_tensor(F32, shape), "OutputGradientTensor": buffer_tensor(F32, shape)}
     fields.update(overrides)
-    return DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC(**fields)  # type: ignore[arg-type]
+    return DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC(**fields)  # type: ignore[arg-type]
 
 
 def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
@@ -56,26 +56,27 @@ def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
     )  # fmt: skip
 
 
-def test_the_registry_holds_every_operator_type_and_91_kernels() -> None:
+def test_the_registry_holds_every_operator_type_and_107_kernels() -> None:
     assert set(REGISTRY) == {t for t in OP if t != OP.INVALID}
     emulated = emulated_operators()
     element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
     data_movement = set(DATA_MOVEMENT_KERNELS)
-    assert len(emulated) == 91 and len(element_wise) == 63 and len(data_movement) == 11
-    assert all(REGISTRY[t].native for t in set(emulated) - element_wise - data_movement)
-    assert not any(REGISTRY[t].native for t in element_wise | data_movement)  # the native backend runs their NumPy kernel
+    numpy_only = element_wise | data_movement | (set(DESC_CLASSES) - NATIVE_KERNELS)
+    assert len(emulated) == 107 and len(element_wise) == 63 and len(data_movement) == 11
+    assert all(REGISTRY[t].native for t in set(emulated) - numpy_only)
+    assert not any(REGISTRY[t].native for t in numpy_only)  # the native backend runs their NumPy kernel
 
 
 def test_a_valid_desc_without_a_kernel_is_valid_with_a_not_emulated_warning() -> None:
-    report = dmlpy.validate(prelu())
+    report = dmlpy.validate(relu_grad())
     assert rule_ids(report) == ["OPERATOR.NOT_EMULATED"] and report.ok
-    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC")
+    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC")
 
 
 def test_create_operator_succeeds_and_compile_operator_answers_e_notimpl() -> None:
     device = dmlpy.create_device(backend="numpy")
     with pytest.warns(DmlWarning):
-        operator = device.create_operator(prelu())
+        operator = device.create_operator(relu_grad())
     with pytest.raises(DmlError) as raised:
         device.compile_operator(operator)
     assert raised.value.hresult == HRESULT.E_NOTIMPL
@@ -85,27 +86,27 @@ def test_create_operator_succeeds_and_compile_operator_answers_e_notimpl() -> No
 def test_a_strict_device_still_creates_a_valid_operator_without_a_kernel() -> None:
     device = dmlpy.create_device(backend="numpy", strict=True)
     with pytest.warns(DmlWarning):
-        device.create_operator(prelu())
+        device.create_operator(relu_grad())
 
 
 def test_an_invalid_desc_without_a_kernel_is_e_invalidarg_and_never_not_emulated() -> None:
     device = dmlpy.create_device(backend="numpy")
     with pytest.raises(DmlError) as raised:
-        device.create_operator(prelu(SlopeTensor=None))
+        device.create_operator(relu_grad(InputGradientTensor=None))
     assert raised.value.hresult == HRESULT.E_INVALIDARG
-    assert_rule(raised.value, "TENSOR.REQUIRED", path="DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC.SlopeTensor")
+    assert_rule(raised.value, "TENSOR.REQUIRED", path="DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC.InputGradientTensor")
     assert "OPERATOR.NOT_EMULATED" not in rule_ids(raised.value)
 
 
 def test_an_operator_newer_than_the_device_is_invalid_not_merely_not_emulated() -> None:
     shape = (1, 1, 2, 2)
-    swish = DML_OPERATOR_DESC(OP.ACTIVATION_SWISH, REGISTRY[OP.ACTIVATION_SWISH].desc_class(buffer_tensor(F32, shape), buffer_tensor(F32, shape)))
-    assert rule_ids(dmlpy.validate(swish, feature_level=FL.LEVEL_6_4)) == ["OPERATOR.NOT_EMULATED"]
-    assert rule_ids(dmlpy.validate(swish, feature_level=FL.LEVEL_6_1)) == ["OPERATOR.FEATURE_LEVEL"]
+    lp = REGISTRY[OP.LP_POOLING1].desc_class(buffer_tensor(F32, shape), buffer_tensor(F32, shape), None, [1, 1], [1, 1], [0, 0], [0, 0], [1, 1], 2)
+    assert rule_ids(dmlpy.validate(lp, feature_level=FL.LEVEL_6_4)) == ["OPERATOR.NOT_EMULATED"]
+    assert rule_ids(dmlpy.validate(lp, feature_level=FL.LEVEL_6_1)) == ["OPERATOR.FEATURE_LEVEL"]
 
 
 def test_a_fused_activation_without_a_kernel_is_valid_and_not_compilable() -> None:
-    fused = DML_OPERATOR_DESC(OP.ACTIVATION_SOFTSIGN, DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC())
+    fused = DML_OPERATOR_DESC(OP.ELEMENT_WISE_CLIP, DML_ELEMENT_WISE_CLIP_OPERATOR_DESC(None, None, None, 0.0, 6.0))
     report = dmlpy.validate(conv_with(fused))
     assert report.ok
     assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_CONVOLUTION_OPERATOR_DESC.FusedActivation.Type")
@@ -135,7 +136,7 @@ def _graph(device: dmlpy.Device, *, bad_edge: bool = False) -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DmlWarning)
         relu = device.create_operator(DML_ACTIVATION_RELU_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape)))
-        summed = device.create_operator(prelu(shape))
+        summed = device.create_operator(relu_grad(shape))
     edges = [intermediate_edge(0, 0, 1, 0), intermediate_edge(0, 0, 1, 5 if bad_edge else 1)]
     return graph_desc(1, 1, [operator_node(relu), operator_node(summed)], [input_edge(0, 0, 0)], [output_edge(1, 0, 0)], edges)
 
@@ -145,7 +146,7 @@ def test_compile_graph_answers_e_notimpl_for_a_valid_graph_with_a_node_without_a
     with pytest.raises(DmlError) as raised:
         device.compile_graph(_graph(device))
     assert raised.value.hresult == HRESULT.E_NOTIMPL
-    assert_rule(raised.value, "OPERATOR.NOT_EMULATED", path="DML_GRAPH_DESC.Nodes[1] DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU")
+    assert_rule(raised.value, "OPERATOR.NOT_EMULATED", path="DML_GRAPH_DESC.Nodes[1] DML_OPERATOR_ACTIVATION_RELU_GRAD")
 
 
 def test_compile_graph_answers_e_invalidarg_for_an_invalid_graph_even_with_a_node_without_a_kernel() -> None:
@@ -165,12 +166,12 @@ def _write_model(tmp_path: Path, desc: object, inputs: dict[str, np.ndarray]) ->
     ("overrides", "code"),
     [
         pytest.param({}, EXIT_NOT_EMULATED, id="a valid model with an operator without a kernel exits 3"),
-        pytest.param({"OutputTensor": buffer_tensor(F32, (1,) * 9)}, EXIT_INVALID, id="an invalid model exits 1"),
+        pytest.param({"OutputGradientTensor": buffer_tensor(F32, (1,) * 9)}, EXIT_INVALID, id="an invalid model exits 1"),
     ],
 )
 def test_cli_validate_exit_code_tells_invalid_from_not_emulated(tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: dict, code: int) -> None:
     x = np.ones((1, 1, 2, 2), F32)
-    path = _write_model(tmp_path, prelu(**overrides), {"InputTensor": x, "SlopeTensor": x})
+    path = _write_model(tmp_path, relu_grad(**overrides), {"InputTensor": x, "InputGradientTensor": x})
     assert main(["validate", str(path)]) == code
     assert main(["validate", "--strict", str(path)]) == code
     capsys.readouterr()
@@ -178,7 +179,7 @@ def test_cli_validate_exit_code_tells_invalid_from_not_emulated(tmp_path: Path, 
 
 def test_cli_run_of_an_operator_without_a_kernel_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     x = np.ones((1, 1, 2, 2), F32)
-    assert main(["run", str(_write_model(tmp_path, prelu(), {"InputTensor": x, "SlopeTensor": x}))]) == EXIT_NOT_EMULATED
+    assert main(["run", str(_write_model(tmp_path, relu_grad(), {"InputTensor": x, "InputGradientTensor": x}))]) == EXIT_NOT_EMULATED
     err = capsys.readouterr().err
     assert "E_NOTIMPL" in err and "OPERATOR.NOT_EMULATED" in err
 
@@ -191,7 +192,7 @@ def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytes
     assert rows["DML_OPERATOR_CONVOLUTION"] == ["1.0", "yes", "family", "yes", "yes"]
     assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "yes", "-"]
     assert rows["DML_OPERATOR_ELEMENT_WISE_CLIP1"] == ["5.0", "yes", "family", "yes", "-"]
-    assert rows["DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU"] == ["1.0", "yes", "generic", "-", "-"]
+    assert rows["DML_OPERATOR_ACTIVATION_RELU_GRAD"] == ["3.0", "yes", "generic", "-", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_GELU"][0] == "5.1"
     assert "element_wise (63):" in out and "pooling (11):" in out
 

@@ -2,25 +2,46 @@
 
 Facts: DirectML's fused-activation page (structs, fusion rules), the activation pages (standalone tensor support) and the
 ``ns-directml-dml_activation_*_operator_desc`` pages (formulas, in-place execution, the
-SOFTPLUS Steepness bound). Ten activations are emulated; their formulas:
+SOFTPLUS Steepness bound, the effective rank of SOFTMAX, LOG_SOFTMAX and HARDMAX). Every
+activation is emulated. The element-wise ones, ``FUNCTIONS``:
 
-==============  ======================================  =========================
-desc            f(x)                                    parameters
-==============  ======================================  =========================
-IDENTITY        x
-LINEAR          Alpha * x + Beta                        Alpha, Beta
-RELU            max(0, x)
-LEAKY_RELU      x if x >= 0 else Alpha * x              Alpha
-SIGMOID         1 / (1 + exp(-x))
-TANH            tanh(x)
-ELU             x if x > 0 else Alpha * (exp(x) - 1)    Alpha
-HARD_SIGMOID    max(0, min(Alpha * x + Beta, 1))        Alpha, Beta
-SOFTPLUS        ln(1 + exp(Steepness * x)) / Steepness  Steepness (>= 1)
-GELU            0.5 * x * (1 + erf(x / sqrt(2)))        (FL 5.1)
-==============  ======================================  =========================
+===================  ==================================================  =========================
+desc                 f(x)                                                parameters
+===================  ==================================================  =========================
+IDENTITY             x
+LINEAR               Alpha * x + Beta                                    Alpha, Beta
+RELU                 max(0, x)                                           (integers from FL 5.1)
+LEAKY_RELU           x if x >= 0 else Alpha * x                          Alpha
+SIGMOID              1 / (1 + exp(-x))
+TANH                 tanh(x)
+ELU                  x if x > 0 else Alpha * (exp(x) - 1)                Alpha
+HARD_SIGMOID         max(0, min(Alpha * x + Beta, 1))                    Alpha, Beta
+SOFTPLUS             ln(1 + exp(Steepness * x)) / Steepness              Steepness (>= 1)
+GELU                 0.5 * x * (1 + erf(x / sqrt(2)))                    (FL 5.1)
+CELU                 max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))    Alpha (FL 3.0)
+PARAMETRIC_SOFTPLUS  Alpha * ln(1 + exp(Beta * x))                       Alpha, Beta
+SCALED_ELU           Gamma * x if x > 0 else Gamma * Alpha * (exp(x) - 1)  Alpha, Gamma
+SCALED_TANH          Alpha * tanh(Beta * x)                              Alpha, Beta
+SOFTSIGN             x / (1 + |x|)
+THRESHOLDED_RELU     x if x > Alpha else 0                               Alpha
+SHRINK               x + Bias if x < -Threshold, x - Bias if             Bias, Threshold (FL 2.0;
+                     x > Threshold, else 0                               integers from FL 5.1)
+SWISH                x * sigmoid(SigmoidInputScale * x)                  SigmoidInputScale (FL 6.2)
+HARD_SWISH           x * max(0, min(Alpha * x + Beta, 1))                Alpha, Beta (FL 6.2)
+===================  ==================================================  =========================
 
-As a ``FusedActivation`` (of a convolution, say) the desc sits in a DML_OPERATOR_DESC whose
-InputTensor and OutputTensor are NULL: the host operator's output is the activation's input.
+and the ones with a kernel of their own:
+
+* PARAMETERIZED_RELU: ``x if x >= 0 else slope * x`` with ``slope`` read element by element from
+  SlopeTensor (same Sizes as InputTensor: a per-channel slope is broadcast with stride 0);
+* SOFTMAX, LOG_SOFTMAX, HARDMAX over the last dimension (their input's effective rank is at most 2:
+  ``ACTIVATION.EFFECTIVE_RANK``), and SOFTMAX1, LOG_SOFTMAX1, HARDMAX1 over ``Axes``: softmax is
+  ``exp(x - max) / sum(exp(x - max))``, log-softmax ``(x - max) - ln(sum(exp(x - max)))``, hardmax 1
+  at the first maximum (in row-major order over the reduced axes) and 0 elsewhere.
+
+Floating tensors compute in float64 (FLOAT32) or float32 (FLOAT16, stored as binary16), then are
+rounded once. As a ``FusedActivation`` (of a convolution, say) the desc sits in a DML_OPERATOR_DESC
+whose InputTensor and OutputTensor are NULL: the host operator's output is the activation's input.
 ``check_fused_activation`` holds the fusion rules; the host calls it.
 """
 
@@ -28,7 +49,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,19 +57,32 @@ from dmlpy.enums import DML_OPERATOR_TYPE, DML_TENSOR_DATA_TYPE, c_name
 from dmlpy.errors import Severity
 from dmlpy.operators import DML_OPERATOR_DESC, FEATURE_LEVEL, NOT_EMULATED, REGISTRY, OperatorSpec, register
 from dmlpy.operators.descs.activation import (
+    DML_ACTIVATION_CELU_OPERATOR_DESC,
     DML_ACTIVATION_ELU_OPERATOR_DESC,
     DML_ACTIVATION_GELU_OPERATOR_DESC,
     DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC,
+    DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC,
     DML_ACTIVATION_HARDMAX1_OPERATOR_DESC,
+    DML_ACTIVATION_HARDMAX_OPERATOR_DESC,
     DML_ACTIVATION_IDENTITY_OPERATOR_DESC,
     DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC,
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
     DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC,
+    DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC,
+    DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC,
+    DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC,
+    DML_ACTIVATION_SHRINK_OPERATOR_DESC,
     DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
     DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTMAX_OPERATOR_DESC,
     DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
+    DML_ACTIVATION_SWISH_OPERATOR_DESC,
     DML_ACTIVATION_TANH_OPERATOR_DESC,
+    DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC,
 )
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
@@ -59,8 +92,8 @@ OP = DML_OPERATOR_TYPE
 
 
 # ---------------------------------------------------------------------------------------
-# The functions, on float64 arrays. Written so that no intermediate overflows or warns
-# (the tests turn RuntimeWarnings into errors): exp only ever sees non-positive arguments.
+# The functions, on float arrays (float64, or float32 for FLOAT16). Written so that no intermediate
+# overflows needlessly; what still overflows (exp of a large argument) is computed under np.errstate.
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -75,7 +108,15 @@ def _softplus(x: np.ndarray, steepness: float) -> np.ndarray:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1 + _erf(x / math.sqrt(2)).astype(np.float64))
+    return (0.5 * x * (1 + _erf(x / math.sqrt(2)).astype(np.float64))).astype(x.dtype)
+
+
+def _hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    return np.maximum(0.0, np.minimum(alpha * x + beta, 1.0))
+
+
+def _shrink(x: np.ndarray, bias: float, threshold: float) -> np.ndarray:
+    return np.where(x < -threshold, x + bias, np.where(x > threshold, x - bias, 0.0))
 
 
 FUNCTIONS: dict[OP, Callable[[np.ndarray, Any], np.ndarray]] = {
@@ -86,9 +127,18 @@ FUNCTIONS: dict[OP, Callable[[np.ndarray, Any], np.ndarray]] = {
     OP.ACTIVATION_SIGMOID: lambda x, a: _sigmoid(x),
     OP.ACTIVATION_TANH: lambda x, a: np.tanh(x),
     OP.ACTIVATION_ELU: lambda x, a: np.where(x > 0, x, a.Alpha * np.expm1(np.minimum(x, 0.0))),
-    OP.ACTIVATION_HARD_SIGMOID: lambda x, a: np.maximum(0.0, np.minimum(a.Alpha * x + a.Beta, 1.0)),
+    OP.ACTIVATION_HARD_SIGMOID: lambda x, a: _hard_sigmoid(x, a.Alpha, a.Beta),
     OP.ACTIVATION_SOFTPLUS: lambda x, a: _softplus(x, a.Steepness),
     OP.ACTIVATION_GELU: lambda x, a: _gelu(x),
+    OP.ACTIVATION_CELU: lambda x, a: np.maximum(0.0, x) + np.minimum(0.0, a.Alpha * np.expm1(x / a.Alpha)),
+    OP.ACTIVATION_PARAMETRIC_SOFTPLUS: lambda x, a: a.Alpha * np.logaddexp(0.0, a.Beta * x),
+    OP.ACTIVATION_SCALED_ELU: lambda x, a: a.Gamma * np.where(x > 0, x, a.Alpha * np.expm1(np.minimum(x, 0.0))),
+    OP.ACTIVATION_SCALED_TANH: lambda x, a: a.Alpha * np.tanh(a.Beta * x),
+    OP.ACTIVATION_SOFTSIGN: lambda x, a: x / (1 + np.abs(x)),
+    OP.ACTIVATION_THRESHOLDED_RELU: lambda x, a: np.where(x > a.Alpha, x, 0.0),
+    OP.ACTIVATION_SHRINK: lambda x, a: _shrink(x, a.Bias, a.Threshold),
+    OP.ACTIVATION_SWISH: lambda x, a: x * _sigmoid(a.SigmoidInputScale * x),
+    OP.ACTIVATION_HARD_SWISH: lambda x, a: x * _hard_sigmoid(x, a.Alpha, a.Beta),
 }
 
 DESC_CLASSES: dict[OP, type] = {
@@ -102,10 +152,27 @@ DESC_CLASSES: dict[OP, type] = {
     OP.ACTIVATION_HARD_SIGMOID: DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC,
     OP.ACTIVATION_SOFTPLUS: DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
     OP.ACTIVATION_GELU: DML_ACTIVATION_GELU_OPERATOR_DESC,
+    OP.ACTIVATION_CELU: DML_ACTIVATION_CELU_OPERATOR_DESC,
+    OP.ACTIVATION_PARAMETRIC_SOFTPLUS: DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC,
+    OP.ACTIVATION_SCALED_ELU: DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC,
+    OP.ACTIVATION_SCALED_TANH: DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC,
+    OP.ACTIVATION_SOFTSIGN: DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
+    OP.ACTIVATION_THRESHOLDED_RELU: DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC,
+    OP.ACTIVATION_SHRINK: DML_ACTIVATION_SHRINK_OPERATOR_DESC,
+    OP.ACTIVATION_SWISH: DML_ACTIVATION_SWISH_OPERATOR_DESC,
+    OP.ACTIVATION_HARD_SWISH: DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC,
+    # not element by element: kernels of their own below
+    OP.ACTIVATION_PARAMETERIZED_RELU: DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC,
+    OP.ACTIVATION_SOFTMAX: DML_ACTIVATION_SOFTMAX_OPERATOR_DESC,
+    OP.ACTIVATION_LOG_SOFTMAX: DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC,
+    OP.ACTIVATION_HARDMAX: DML_ACTIVATION_HARDMAX_OPERATOR_DESC,
+    OP.ACTIVATION_SOFTMAX1: DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC,
+    OP.ACTIVATION_LOG_SOFTMAX1: DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC,
+    OP.ACTIVATION_HARDMAX1: DML_ACTIVATION_HARDMAX1_OPERATOR_DESC,
 }
 
 # the fused-activation page (https://learn.microsoft.com/windows/ai/directml/dml-fused-activations): every type DirectML accepts as a FusedActivation.
-# ELEMENT_WISE_CLIP joins them for CONVOLUTION and GEMM from FL 6.0. dmlpy emulates the ten above.
+# ELEMENT_WISE_CLIP joins them for CONVOLUTION and GEMM from FL 6.0. dmlpy emulates all but CLIP.
 FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
     OP.ACTIVATION_LINEAR, OP.ACTIVATION_SIGMOID, OP.ACTIVATION_HARD_SIGMOID, OP.ACTIVATION_TANH,
     OP.ACTIVATION_SCALED_TANH, OP.ACTIVATION_RELU, OP.ACTIVATION_LEAKY_RELU, OP.ACTIVATION_THRESHOLDED_RELU,
@@ -114,18 +181,36 @@ FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
     OP.ACTIVATION_GELU,
 })  # fmt: skip
 
-# The pages of all but GELU say the output may alias the input during binding.
-IN_PLACE: frozenset[OP] = frozenset(DESC_CLASSES) - {OP.ACTIVATION_GELU}
+# Each page that says "the output tensor is permitted to alias InputTensor during binding". GELU's
+# page does not say it; neither do the softmax and hardmax pages (every output depends on a whole row).
+IN_PLACE: frozenset[OP] = frozenset(FUNCTIONS) - {OP.ACTIVATION_GELU} | {OP.ACTIVATION_PARAMETERIZED_RELU}
 
-ActivationDesc = Any  # one of the ten structs above
+# The activations dmlpy/native/activation.c computes (standalone and as a convolution's FusedActivation);
+# the native backend runs the NumPy kernel for the others.
+NATIVE_KERNELS: frozenset[OP] = frozenset({
+    OP.ACTIVATION_IDENTITY, OP.ACTIVATION_LINEAR, OP.ACTIVATION_RELU, OP.ACTIVATION_LEAKY_RELU, OP.ACTIVATION_SIGMOID,
+    OP.ACTIVATION_TANH, OP.ACTIVATION_ELU, OP.ACTIVATION_HARD_SIGMOID, OP.ACTIVATION_SOFTPLUS, OP.ACTIVATION_GELU,
+})  # fmt: skip
+
+ActivationDesc = Any  # one of the structs above
+
+
+def work_dtype(dtype: Any) -> type:
+    """The type a floating activation computes in: float32 for FLOAT16, float64 otherwise (integers too)."""
+    return np.float32 if np.dtype(dtype) == np.float16 else np.float64
 
 
 def activate(desc: ActivationDesc, x: np.ndarray, op_type: OP | None = None) -> np.ndarray:
-    """``f(x)`` of the activation ``desc`` describes, computed in float64 without warnings."""
+    """``f(x)`` of the element-wise activation ``desc`` describes, computed without warnings.
+
+    In float32 when ``x`` is float16 (FLOAT16 computes in float32), else in float64.
+    """
     if op_type is None:
         op_type = _type_of(desc)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        return np.asarray(FUNCTIONS[op_type](np.asarray(x, dtype=np.float64), desc), dtype=np.float64)
+    x = np.asarray(x)
+    work = work_dtype(x.dtype)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        return np.asarray(FUNCTIONS[op_type](x.astype(work), desc), dtype=work)
 
 
 def apply_fused(fused: DML_OPERATOR_DESC | None, y: np.ndarray) -> np.ndarray:
@@ -135,8 +220,17 @@ def apply_fused(fused: DML_OPERATOR_DESC | None, y: np.ndarray) -> np.ndarray:
     return activate(fused.Desc, y, OP(fused.Type))
 
 
+def native_fused(fused: DML_OPERATOR_DESC | None) -> bool:
+    """Whether the C kernels apply this FusedActivation themselves (NULL, or one of ``NATIVE_KERNELS``)."""
+    return fused is None or fused.Type in NATIVE_KERNELS
+
+
 # ---------------------------------------------------------------------------------------
-# Builders with DirectMLX's defaults (the fused-activation page, DirectMLX.h's struct FusedActivation)
+# Builders with DirectMLX's defaults (the fused-activation page, DirectMLX.h's struct FusedActivation
+# and its Activation* functions: SCALED_ELU's defaults are SELU's constants as float32)
+
+SCALED_ELU_ALPHA = 1.67326319217681884765625
+SCALED_ELU_GAMMA = 1.05070102214813232421875
 
 
 class FusedActivation:
@@ -182,6 +276,34 @@ class FusedActivation:
     def gelu() -> DML_OPERATOR_DESC:
         return DML_OPERATOR_DESC(OP.ACTIVATION_GELU, DML_ACTIVATION_GELU_OPERATOR_DESC())
 
+    @staticmethod
+    def celu(alpha: float = 1.0) -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_CELU, DML_ACTIVATION_CELU_OPERATOR_DESC(None, None, alpha))
+
+    @staticmethod
+    def parametric_softplus(alpha: float, beta: float) -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_PARAMETRIC_SOFTPLUS, DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC(None, None, alpha, beta))
+
+    @staticmethod
+    def scaled_elu(alpha: float = SCALED_ELU_ALPHA, gamma: float = SCALED_ELU_GAMMA) -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_SCALED_ELU, DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC(None, None, alpha, gamma))
+
+    @staticmethod
+    def scaled_tanh(alpha: float = 1.0, beta: float = 0.5) -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_SCALED_TANH, DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC(None, None, alpha, beta))
+
+    @staticmethod
+    def softsign() -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_SOFTSIGN, DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC())
+
+    @staticmethod
+    def thresholded_relu(alpha: float = 1.0) -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_THRESHOLDED_RELU, DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC(None, None, alpha))
+
+    @staticmethod
+    def shrink(bias: float = 0.0, threshold: float = 0.5) -> DML_OPERATOR_DESC:
+        return DML_OPERATOR_DESC(OP.ACTIVATION_SHRINK, DML_ACTIVATION_SHRINK_OPERATOR_DESC(None, None, bias, threshold))
+
 
 # ---------------------------------------------------------------------------------------
 # Rules
@@ -225,9 +347,9 @@ def check_fused_activation(ctx: Checker, fused: Any, path: str) -> bool:
     if fused is None:
         return True
     op_type, inner = fused.Type, fused.Desc
-    emulated = DESC_CLASSES.get(op_type) if isinstance(op_type, OP) else None
     fusable = isinstance(op_type, OP) and op_type in FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}
-    if emulated is None and not fusable:
+    emulated = DESC_CLASSES[op_type] if fusable and op_type in FUNCTIONS else None
+    if not fusable:
         names = ", ".join(c_name(t) for t in sorted(FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}))
         shown = c_name(op_type) if isinstance(op_type, OP) else fmt(op_type)
         ctx.fail(NOT_FUSABLE, f"{path}.Type", actual=op_type, expected="a fusable activation",
@@ -260,31 +382,127 @@ def check_fused_activation(ctx: Checker, fused: Any, path: str) -> bool:
 # NumPy kernel and registration
 
 
+def store(y: np.ndarray, dtype: Any) -> np.ndarray:
+    """``y`` in the output's type: floats rounded once (overflow to inf, as hardware stores it); for an
+    integer tensor (RELU, SHRINK from FL 5.1) truncated toward zero and saturated to the type's range."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(y).astype(dtype)
+    info = np.iinfo(dtype)
+    t = np.nan_to_num(np.trunc(np.asarray(y, dtype=np.float64)), nan=0.0)
+    return np.clip(t, float(info.min), float(info.max)).astype(dtype)
+
+
 def activation_reference(desc: ActivationDesc, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
     x = inputs["InputTensor"]
     assert x is not None
-    with np.errstate(over="ignore", invalid="ignore"):  # float16 storage saturates to inf, as hardware does
-        return {"OutputTensor": activate(desc, x).astype(x.dtype)}
+    return {"OutputTensor": store(activate(desc, x), x.dtype)}
 
 
+def parameterized_relu_reference(desc: Any, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """``x if x >= 0 else slope * x``; integers (FL 5.1) multiply in their own type, wrapping as two's complement does."""
+    x, slope = inputs["InputTensor"], inputs["SlopeTensor"]
+    assert x is not None and slope is not None
+    if x.dtype.kind != "f":
+        return {"OutputTensor": np.where(x >= 0, x, slope * x).astype(x.dtype)}
+    work = work_dtype(x.dtype)
+    xw, sw = x.astype(work), slope.astype(work)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return {"OutputTensor": store(np.where(xw >= 0, xw, sw * xw), x.dtype)}
 
-def _floating(desc: Any) -> bool:
-    """The C activation kernels compute FLOAT32 and FLOAT16; RELU's integer types (FL 5.1) run on NumPy."""
+
+def reduced_axes(desc: Any, rank: int) -> tuple[int, ...]:
+    """The axes a softmax, log-softmax or hardmax normalises over: ``Axes`` (each once, in increasing
+    order) for the *1 operators; the last dimension for SOFTMAX, LOG_SOFTMAX and HARDMAX."""
+    axes = getattr(desc, "Axes", None)
+    if axes is None and not hasattr(desc, "Axes"):
+        return (rank - 1,)
+    return tuple(sorted({int(a) for a in axes or ()}))
+
+
+def _softmax(x: np.ndarray, axes: tuple[int, ...], *, log: bool) -> np.ndarray:
+    shifted = x - np.max(x, axis=axes, keepdims=True)  # a +inf maximum, or a NaN, makes the whole row NaN
+    total = np.sum(np.exp(shifted), axis=axes, keepdims=True)
+    return shifted - np.log(total) if log else np.exp(shifted) / total
+
+
+def _hardmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """1 at the first maximum (row-major over ``axes``), 0 elsewhere.
+
+    As a scan that keeps the first element and replaces it only by a greater one: a NaN never
+    compares greater, so it is chosen only as a row's first element (docs/deviations.md).
+    """
+    k = len(axes)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - k, x.ndim)))
+    rows = moved.reshape(moved.shape[: x.ndim - k] + (-1,))
+    first = np.argmax(np.where(np.isnan(rows), -np.inf, rows), axis=-1)
+    first = np.where(np.isnan(rows[..., 0]), 0, first)
+    one_hot = np.arange(rows.shape[-1]) == first[..., None]
+    return np.moveaxis(one_hot.reshape(moved.shape), tuple(range(x.ndim - k, x.ndim)), axes).astype(x.dtype)
+
+
+SOFTMAX_KINDS: dict[OP, str] = {
+    OP.ACTIVATION_SOFTMAX: "softmax", OP.ACTIVATION_SOFTMAX1: "softmax",
+    OP.ACTIVATION_LOG_SOFTMAX: "log_softmax", OP.ACTIVATION_LOG_SOFTMAX1: "log_softmax",
+    OP.ACTIVATION_HARDMAX: "hardmax", OP.ACTIVATION_HARDMAX1: "hardmax",
+}  # fmt: skip
+
+
+def softmax_reference(desc: Any, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    assert x is not None
+    kind = SOFTMAX_KINDS[_type_of(desc)]
+    axes = reduced_axes(desc, x.ndim)
+    if x.size == 0:
+        return {"OutputTensor": x.copy()}
+    xw = x.astype(work_dtype(x.dtype))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        y = _hardmax(xw, axes) if kind == "hardmax" else _softmax(xw, axes, log=kind == "log_softmax")
+    return {"OutputTensor": store(y, x.dtype)}
+
+
+def _native_takes(desc: Any) -> bool:
+    """The C activation kernels compute the ten NATIVE_KERNELS on FLOAT32 and FLOAT16; integer RELU (FL 5.1) runs on NumPy."""
     return desc.InputTensor.Desc.DataType in (DML_TENSOR_DATA_TYPE.FLOAT32, DML_TENSOR_DATA_TYPE.FLOAT16)
 
-for _type, _class in DESC_CLASSES.items():
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_standalone, activation_reference, in_place=_type in IN_PLACE, native=True, native_covers=_floating))
 
-assert all(t in REGISTRY for t in DESC_CLASSES)
+for _type in FUNCTIONS:
+    register(OperatorSpec(_type, DESC_CLASSES[_type], OPERATORS[_type], _check_standalone, activation_reference, in_place=_type in IN_PLACE,
+                          native=_type in NATIVE_KERNELS, native_covers=_native_takes if _type in NATIVE_KERNELS else None))  # fmt: skip
+
+# PARAMETERIZED_RELU: the generic rules (InputTensor, OutputTensor and SlopeTensor have the same DataType,
+# DimensionCount and Sizes) and its own kernel.
+register(OperatorSpec(OP.ACTIVATION_PARAMETERIZED_RELU, DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC, OPERATORS[OP.ACTIVATION_PARAMETERIZED_RELU],
+                      reference=parameterized_relu_reference, in_place=True, generic_rules=True))  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
-# SOFTMAX1, LOG_SOFTMAX1, HARDMAX1: the generic rules (same DataType, DimensionCount and Sizes)
-# and their Axes, "in the range [0, InputTensor.DimensionCount - 1]" (each page). No kernel yet.
+# SOFTMAX, LOG_SOFTMAX, HARDMAX: the generic rules and "this tensor must have an effective rank no
+# greater than 2" (each page's InputTensor). SOFTMAX1, LOG_SOFTMAX1, HARDMAX1: the generic rules
+# and their Axes, "in the range [0, InputTensor.DimensionCount - 1]" (each page).
 
+EFFECTIVE_RANK = rule("ACTIVATION.EFFECTIVE_RANK", "SOFTMAX's, LOG_SOFTMAX's and HARDMAX's InputTensor has an effective rank (DimensionCount without its leading sizes of 1) of at most 2.",
+                      source="ns-directml-dml_activation_softmax_operator_desc")  # fmt: skip
 AXES_PAGE = "ns-directml-dml_activation_softmax1_operator_desc"
 AXIS_RANGE = rule("ACTIVATION.AXIS_RANGE", "SOFTMAX1's, LOG_SOFTMAX1's and HARDMAX1's Axes are in [0, InputTensor.DimensionCount - 1].", source=AXES_PAGE)
 AXIS_DUPLICATE = rule("ACTIVATION.AXIS_DUPLICATE", "No axis appears twice in Axes (the pages are silent; a repeated axis reduces once).", source="docs/deviations.md", severity=Severity.WARNING)
+
+
+def effective_rank(sizes: Any) -> int:
+    """DimensionCount without the leftmost dimensions of size 1 ({1, 1, BatchCount, Width} has effective rank 2)."""
+    sizes = tuple(sizes or ())
+    leading = next((i for i, s in enumerate(sizes) if s != 1), len(sizes))
+    return len(sizes) - leading
+
+
+def _check_effective_rank(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+    x = buffers["InputTensor"]
+    if x is None:
+        return
+    rank = effective_rank(x.Sizes)
+    ctx.check(rank <= 2, EFFECTIVE_RANK, f"{path}.InputTensor.Sizes", actual=tuple(x.Sizes or ()), expected="an effective rank of at most 2",
+              message=f"is {fmt(tuple(x.Sizes or ()))}, of effective rank {rank}; the page allows at most 2 (the operator normalises the last dimension of a {{BatchCount, Width}} tensor)")  # fmt: skip
 
 
 def _check_axes(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
@@ -299,29 +517,54 @@ def _check_axes(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFE
         ctx.check(first == i, AXIS_DUPLICATE, f"{path}.Axes[{i}]", actual=axis, expected="an axis not listed before", message=f"is {axis}, already Axes[{first}]")
 
 
-for _type, _class in (
-    (OP.ACTIVATION_SOFTMAX1, DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC),
-    (OP.ACTIVATION_LOG_SOFTMAX1, DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC),
-    (OP.ACTIVATION_HARDMAX1, DML_ACTIVATION_HARDMAX1_OPERATOR_DESC),
-):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_axes, generic_rules=True))
+for _type in SOFTMAX_KINDS:
+    _check = _check_axes if _type in (OP.ACTIVATION_SOFTMAX1, OP.ACTIVATION_LOG_SOFTMAX1, OP.ACTIVATION_HARDMAX1) else _check_effective_rank
+    register(OperatorSpec(_type, DESC_CLASSES[_type], OPERATORS[_type], _check, softmax_reference, generic_rules=True))
+
+assert all(REGISTRY[t].emulated for t in DESC_CLASSES)
 
 __all__ = [
     "DESC_CLASSES",
+    "DML_ACTIVATION_CELU_OPERATOR_DESC",
     "DML_ACTIVATION_ELU_OPERATOR_DESC",
     "DML_ACTIVATION_GELU_OPERATOR_DESC",
+    "DML_ACTIVATION_HARDMAX1_OPERATOR_DESC",
+    "DML_ACTIVATION_HARDMAX_OPERATOR_DESC",
     "DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC",
+    "DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC",
     "DML_ACTIVATION_IDENTITY_OPERATOR_DESC",
     "DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC",
     "DML_ACTIVATION_LINEAR_OPERATOR_DESC",
+    "DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC",
+    "DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC",
+    "DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC",
+    "DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC",
     "DML_ACTIVATION_RELU_OPERATOR_DESC",
+    "DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC",
+    "DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC",
+    "DML_ACTIVATION_SHRINK_OPERATOR_DESC",
     "DML_ACTIVATION_SIGMOID_OPERATOR_DESC",
+    "DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC",
+    "DML_ACTIVATION_SOFTMAX_OPERATOR_DESC",
     "DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC",
+    "DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC",
+    "DML_ACTIVATION_SWISH_OPERATOR_DESC",
     "DML_ACTIVATION_TANH_OPERATOR_DESC",
+    "DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC",
+    "FUNCTIONS",
     "FUSABLE_IN_DIRECTML",
+    "IN_PLACE",
+    "NATIVE_KERNELS",
     "FusedActivation",
     "activate",
     "activation_reference",
     "apply_fused",
     "check_fused_activation",
+    "effective_rank",
+    "native_fused",
+    "parameterized_relu_reference",
+    "reduced_axes",
+    "softmax_reference",
+    "store",
+    "work_dtype",
 ]

@@ -27,7 +27,7 @@ import numpy as np
 from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_MATRIX_TRANSFORM, DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Severity, int_argument, ints_argument
 from dmlpy.operators import OperatorSpec, register
-from dmlpy.operators.activation import apply_fused, check_fused_activation
+from dmlpy.operators.activation import apply_fused, check_fused_activation, native_fused
 from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC, DML_GEMM_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
@@ -436,7 +436,10 @@ def convolution_reference(desc: DML_CONVOLUTION_OPERATOR_DESC, inputs: dict[str,
         return {"OutputTensor": y.astype(out_tensor.dtype)}
 
 
-register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference, native=True))
+# The C convolution applies the fused activations activation.c computes; for the others (SCALED_TANH,
+# CELU, SHRINK, ...) the native backend runs this NumPy kernel rather than refusing a valid desc.
+register(OperatorSpec(DML_OPERATOR_TYPE.CONVOLUTION, DML_CONVOLUTION_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.CONVOLUTION], _check_convolution, convolution_reference, native=True,
+                      native_covers=lambda desc: native_fused(desc.FusedActivation)))  # fmt: skip
 
 # ---------------------------------------------------------------------------------------
 # GEMM: A {.., M, K} x B {.., K, N} = Output {.., M, N}, TransA/TransB swapping the last two sizes

@@ -29,6 +29,22 @@ from dmlpy import (
     DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
     DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC,
     DML_ACTIVATION_TANH_OPERATOR_DESC,
+    DML_ACTIVATION_CELU_OPERATOR_DESC,
+    DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC,
+    DML_ACTIVATION_HARDMAX1_OPERATOR_DESC,
+    DML_ACTIVATION_HARDMAX_OPERATOR_DESC,
+    DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC,
+    DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC,
+    DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC,
+    DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC,
+    DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC,
+    DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC,
+    DML_ACTIVATION_SHRINK_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTMAX_OPERATOR_DESC,
+    DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC,
+    DML_ACTIVATION_SWISH_OPERATOR_DESC,
+    DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC,
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
     DML_CONVOLUTION_MODE,
@@ -143,7 +159,18 @@ def _activation(cls: type, *params: float, dtype: str = F32, strides: tuple[int,
     return build
 
 
+def _rows(cls: type) -> Callable[[], Any]:
+    """SOFTMAX, LOG_SOFTMAX, HARDMAX: an input of effective rank 2."""
+    return lambda: cls(buffer_tensor(F32, (1, 3, 4)), buffer_tensor(F32, (1, 3, 4)))
+
+
+def _prelu() -> Any:
+    sizes = (2, 3, 4)
+    return DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC(buffer_tensor(F32, sizes), buffer_tensor(F32, sizes), buffer_tensor(F32, sizes))
+
+
 X4 = _rand((1, 2, 5, 5))
+X234 = _inputs(InputTensor=_rand((2, 3, 4)))
 CASES: list[Case] = [
     Case("average pooling with padding, IncludePadding FALSE", OP.AVERAGE_POOLING, lambda: _pool(False), _inputs(InputTensor=X4)),
     Case("average pooling with padding, IncludePadding TRUE", OP.AVERAGE_POOLING, lambda: _pool(True), _inputs(InputTensor=X4)),
@@ -182,6 +209,22 @@ CASES: list[Case] = [
     Case("hard sigmoid with Alpha and Beta", OP.ACTIVATION_HARD_SIGMOID, _activation(DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC, 0.2, 0.5), _inputs(InputTensor=_rand((2, 3, 4)))),
     Case("softplus with Steepness 2", OP.ACTIVATION_SOFTPLUS, _activation(DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC, 2.0), _inputs(InputTensor=_rand((2, 3, 4)))),
     Case("gelu", OP.ACTIVATION_GELU, _activation(DML_ACTIVATION_GELU_OPERATOR_DESC), _inputs(InputTensor=_rand((2, 3, 4)))),
+    Case("celu with Alpha 0.5", OP.ACTIVATION_CELU, _activation(DML_ACTIVATION_CELU_OPERATOR_DESC, 0.5), X234),
+    Case("parametric softplus", OP.ACTIVATION_PARAMETRIC_SOFTPLUS, _activation(DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC, 1.5, 0.5), X234),
+    Case("scaled elu", OP.ACTIVATION_SCALED_ELU, _activation(DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC, 1.6732632, 1.050701), X234),
+    Case("scaled tanh", OP.ACTIVATION_SCALED_TANH, _activation(DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC, 1.0, 0.5), X234),
+    Case("softsign", OP.ACTIVATION_SOFTSIGN, _activation(DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC), X234),
+    Case("thresholded relu", OP.ACTIVATION_THRESHOLDED_RELU, _activation(DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC, 0.5), X234),
+    Case("shrink", OP.ACTIVATION_SHRINK, _activation(DML_ACTIVATION_SHRINK_OPERATOR_DESC, 0.25, 0.5), X234),
+    Case("swish", OP.ACTIVATION_SWISH, _activation(DML_ACTIVATION_SWISH_OPERATOR_DESC, 1.5), X234),
+    Case("hard swish", OP.ACTIVATION_HARD_SWISH, _activation(DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC, 0.2, 0.5), X234),
+    Case("parameterized relu", OP.ACTIVATION_PARAMETERIZED_RELU, _prelu, _inputs(InputTensor=_rand((2, 3, 4)), SlopeTensor=_rand((2, 3, 4)))),
+    Case("softmax over the last dimension", OP.ACTIVATION_SOFTMAX, _rows(DML_ACTIVATION_SOFTMAX_OPERATOR_DESC), _inputs(InputTensor=_rand((1, 3, 4)))),
+    Case("log softmax over the last dimension", OP.ACTIVATION_LOG_SOFTMAX, _rows(DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC), _inputs(InputTensor=_rand((1, 3, 4)))),
+    Case("hardmax over the last dimension", OP.ACTIVATION_HARDMAX, _rows(DML_ACTIVATION_HARDMAX_OPERATOR_DESC), _inputs(InputTensor=_rand((1, 3, 4)))),
+    Case("softmax1 over axes 0 and 2", OP.ACTIVATION_SOFTMAX1, _activation(DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC, None, [0, 2]), X234),
+    Case("log softmax1 over axis 1", OP.ACTIVATION_LOG_SOFTMAX1, _activation(DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC, None, [1]), X234),
+    Case("hardmax1 over axis 1", OP.ACTIVATION_HARDMAX1, _activation(DML_ACTIVATION_HARDMAX1_OPERATOR_DESC, None, [1]), X234),
     Case(
         "grouped convolution with bias and a fused leaky relu",
         OP.CONVOLUTION,
