@@ -60,17 +60,12 @@ from dmlpy.operators.activation import (
     DML_ACTIVATION_TANH_OPERATOR_DESC,
 )
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
-from dmlpy.operators.normalization import (
-    DML_BATCH_NORMALIZATION_OPERATOR_DESC,
-    DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
-    DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC,
-)
+from dmlpy.operators.normalization import DML_BATCH_NORMALIZATION_OPERATOR_DESC, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC
 from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, pooled_size
 from dmlpy.operators.resampling import (
     DML_RESAMPLE1_OPERATOR_DESC,
     DML_RESAMPLE2_OPERATOR_DESC,
     DML_RESAMPLE3_OPERATOR_DESC,
-    DML_RESAMPLE_OPERATOR_DESC,
     resample_output_sizes,
 )
 from dmlpy.operators.space_depth import (
@@ -472,9 +467,7 @@ class GraphBuilder:
         population variance taken over ``axes``; ``normalize_variance=False`` leaves out the
         division. ``scale`` and ``bias`` broadcast to ``x``; a packed 1-D ``{C}`` (ONNX
         InstanceNormalization's) is read as ``{1, C, 1, 1}``, another packed tensor of lower
-        rank with leading 1s. Below
-        feature level 2.1 the builder emits MEAN_VARIANCE_NORMALIZATION, which takes the axes
-        ``{1, 2, 3}`` (CrossChannel) or ``{2, 3}`` only.
+        rank with leading 1s. (Graphs need feature level 2.1, which has MEAN_VARIANCE_NORMALIZATION1.)
         """
         call = "mean_variance_normalization"
         x = self._tensor_argument(call, "x", x)
@@ -505,17 +498,8 @@ class GraphBuilder:
         rank = len(x.sizes)
         scale = _left_padded(self._tensor_argument(call, "scale", scale, optional=True), rank)
         bias = _left_padded(self._tensor_argument(call, "bias", bias, optional=True), rank)
-        output = self._output(x, x.sizes)
-        if self.feature_level >= DML_FEATURE_LEVEL.LEVEL_2_1:
-            desc: Any = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(OutputTensor=output, AxisCount=len(axes), Axes=axes, NormalizeVariance=normalize_variance,
-                                                                       Epsilon=epsilon, FusedActivation=activation)  # fmt: skip
-        elif axes in (tuple(range(1, rank)), tuple(range(2, rank))):
-            desc = DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC(OutputTensor=output, CrossChannel=axes[0] == 1, NormalizeVariance=normalize_variance,
-                                                                 Epsilon=epsilon, FusedActivation=activation)  # fmt: skip
-        else:
-            msg = (f"GraphBuilder.{call} at {_call_site()}: argument '{axis_arguments['Axes']}' gives the axes {axes}; below DML_FEATURE_LEVEL_2_1 "
-                   f"MEAN_VARIANCE_NORMALIZATION takes {tuple(range(1, rank))} or {tuple(range(2, rank))} only")  # fmt: skip
-            raise ValueError(msg)
+        desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), AxisCount=len(axes), Axes=axes, NormalizeVariance=normalize_variance,
+                                                              Epsilon=epsilon, FusedActivation=activation)  # fmt: skip
         arguments = {"InputTensor": "x", "OutputTensor": "x", "ScaleTensor": "scale", "BiasTensor": "bias", "NormalizeVariance": "normalize_variance",
                      "Epsilon": "epsilon", "FusedActivation": "activation", "ACTIVATION.NOT_FUSABLE": "activation", "OPERATOR.TYPE": "activation",
                      "NORMALIZATION.AXIS_RANGE": axis_arguments["Axes"], "NORMALIZATION.AXIS_DUPLICATE": axis_arguments["Axes"], **axis_arguments}  # fmt: skip
@@ -532,7 +516,7 @@ class GraphBuilder:
         only, the output sizes are ``floor(x.sizes * scales)`` (ONNX Resize's; DirectML leaves
         them free); with both, both are used as given. The pixel offsets default to 0.5 (input)
         and -0.5 (output): pixel centres, as RESAMPLE. The builder emits RESAMPLE3 from feature
-        level 6.4, RESAMPLE2 from 5.1, RESAMPLE1 from 2.1 and RESAMPLE below; ``rounding_direction``
+        level 6.4, RESAMPLE2 from 5.1 and RESAMPLE1 below; ``rounding_direction``
         (nearest neighbour: INCREASING ceil, DECREASING floor, DirectMLX's default INCREASING)
         needs RESAMPLE2, ``antialiased`` RESAMPLE3. ``onnx_resize_parameters`` (dmlpy.operators.resampling)
         gives the scales, offsets and direction of any ONNX Resize.
@@ -572,10 +556,8 @@ class GraphBuilder:
             argument = "antialiased" if antialiased else "rounding_direction"
             msg = f"GraphBuilder.{call} at {_call_site()}: argument '{argument}' needs {needed}; the device targets {level.name}"
             raise ValueError(msg)
-        elif level >= DML_FEATURE_LEVEL.LEVEL_2_1 or input_pixel_offsets is not None or output_pixel_offsets is not None:
+        else:  # graphs need feature level 2.1, which has RESAMPLE1
             desc = DML_RESAMPLE1_OPERATOR_DESC(InputPixelOffsets=input_offsets, OutputPixelOffsets=output_offsets, **common)
-        else:
-            desc = DML_RESAMPLE_OPERATOR_DESC(**common)
         arguments = {"InputTensor": "x", "OutputTensor": "sizes" if sizes is not None else "scales", "InterpolationMode": "mode", "Scales": "scales",
                      "RoundingDirection": "rounding_direction", "InputPixelOffsets": "input_pixel_offsets", "OutputPixelOffsets": "output_pixel_offsets",
                      "Antialiased": "antialiased", "DimensionCount": "x", "ScaleCount": "x", "RESAMPLE.SCALE_VALUE": "scales"}  # fmt: skip
