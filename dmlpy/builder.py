@@ -11,8 +11,9 @@
 One function per operator family, with DirectML's (DirectMLX's) defaults: ``average_pooling``,
 ``convolution`` and ``conv_transpose`` (FORWARD and BACKWARD DML_CONVOLUTION), the standalone
 activations (``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``, ``elu``, ``hard_sigmoid``,
-``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``;
-``add_operator`` takes any other desc.
+``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``,
+``batch_normalization``, ``mean_variance_normalization``, ``layer_normalization`` and
+``resample``; ``add_operator`` takes any other desc.
 
 Every call builds the operator desc DirectML would see, infers its output sizes (including
 the ones DirectMLX cannot, such as BACKWARD convolution), and validates it at once: a mistake
