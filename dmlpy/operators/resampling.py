@@ -92,19 +92,47 @@ def _clamped(index: np.ndarray, size: int) -> np.ndarray:
     return np.clip(np.nan_to_num(index, nan=0.0, posinf=size - 1, neginf=0), 0, size - 1).astype(np.int64)
 
 
+def _antialiasing(scale: float) -> bool:
+    """The page's condition ``1 / Scale > 2``; a scale that is not positive and finite (RESAMPLE.SCALE_VALUE) is plain linear."""
+    scale = float(np.float32(scale))
+    return math.isfinite(scale) and 0 < scale < 0.5
+
+
+def _triangle_sum(low: np.ndarray, high: np.ndarray, x: np.ndarray, stretch: float) -> np.ndarray:
+    """``sum(1 - |j - x| / stretch for j in [low, high])`` in closed form, for j strictly inside the filter (every term positive)."""
+
+    def arithmetic(a: np.ndarray, b: np.ndarray, sign: float) -> np.ndarray:  # sum of 1 + sign * (j - x) / stretch over j in [a, b]
+        n = np.maximum(0.0, b - a + 1)
+        return np.where(n > 0, n + sign * ((a + b) * n / 2 - n * x) / stretch, 0.0)
+
+    below = np.minimum(high, np.floor(x))  # j <= x: 1 + (j - x) / stretch; j > x: 1 - (j - x) / stretch
+    return arithmetic(low, below, 1.0) + arithmetic(np.maximum(low, below + 1), high, -1.0)
+
+
+def _antialiased_weights(x: np.ndarray, size: int, stretch: float) -> tuple[np.ndarray, np.ndarray]:
+    """The linear filter stretched to half-width ``stretch``: taps on the input, and the weight of the taps off
+    either edge (which read the clamped edge element) in closed form, so a filter far wider than the input costs nothing."""
+    low, high = np.floor(x - stretch) + 1, np.ceil(x + stretch) - 1  # the taps strictly inside (x - stretch, x + stretch)
+    total = _triangle_sum(low, high, x, stretch)
+    before = _triangle_sum(low, np.minimum(high, -1.0), x, stretch)
+    after = _triangle_sum(np.maximum(low, float(size)), high, x, stretch)
+    width = int(min(size, math.ceil(2 * stretch) + 1))
+    taps = np.clip(low, 0, size - 1)[:, None] + np.arange(width)
+    inside = (taps <= np.minimum(high, size - 1)[:, None]) & (taps >= low[:, None])
+    weights = np.where(inside, np.maximum(0.0, 1 - np.abs(taps - x[:, None]) / stretch), 0.0)
+    indices = np.concatenate([np.zeros((x.size, 1)), taps, np.full((x.size, 1), size - 1)], axis=1)
+    weights = np.concatenate([before[:, None], weights, after[:, None]], axis=1)
+    return _clamped(indices, size), weights / total[:, None]
+
+
 def _axis_weights(desc: AnyResample, x: np.ndarray, size: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """(indices, weights), each {out, taps}: the output along one axis is sum(weights * input[indices])."""
     mode = DML_INTERPOLATION_MODE(desc.InterpolationMode)
     if mode == DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR:
         return _clamped(_nearest_index(desc, x), size)[:, None], np.ones((x.size, 1))
     x = x.astype(np.float64)
-    if getattr(desc, "Antialiased", False) and 1 / np.float32(scale) > 2:
-        stretch = 1 / float(np.float32(scale))  # the filter's half-width, in input elements
-        first = np.floor(x - stretch) + 1  # taps strictly inside (x - stretch, x + stretch)
-        taps = first[:, None] + np.arange(int(math.ceil(2 * stretch)) + 1)
-        weights = np.maximum(0.0, 1 - np.abs(taps - x[:, None]) / stretch)
-        # a tap off the input reads the clamped edge element, as every coordinate does
-        return _clamped(taps, size), weights / weights.sum(axis=1, keepdims=True)
+    if getattr(desc, "Antialiased", False) and _antialiasing(scale):
+        return _antialiased_weights(np.nan_to_num(x), size, 1 / float(np.float32(scale)))
     low = np.floor(x)
     fraction = x - low
     return _clamped(np.stack([low, low + 1], axis=1), size), np.stack([1 - fraction, fraction], axis=1)

@@ -216,6 +216,35 @@ def test_antialiasing_hand_values(device: dmlpy.Device, row: list[float], scale:
     np.testing.assert_allclose(dmlpy.run(desc, device=device, InputTensor=x), np.array(expected, F32), rtol=1e-6)
 
 
+def _filter_by_loop(row: list[float], x: float, scale: float) -> float:
+    """The page's stretched filter summed tap by tap: w_j = 1 - |j - x| * scale inside the filter, j off the row reading its edge."""
+    stretch = 1 / scale
+    total = weighted = 0.0
+    j = int(np.floor(x - stretch)) + 1
+    while j < x + stretch:
+        w = 1 - abs(j - x) / stretch
+        total += w
+        weighted += w * row[min(max(j, 0), len(row) - 1)]
+        j += 1
+    return weighted / total
+
+
+@pytest.mark.parametrize("scale", [1e-3, 0.05], ids=["1/1000x: a filter 2000 taps wide over 6 elements", "1/20x"])
+def test_a_filter_much_wider_than_the_input_weighs_the_edges(device: dmlpy.Device, scale: float) -> None:
+    x = np.array(ROW6, F32)
+    desc = resample2(x, (1,), LINEAR, [scale], [0.5], [-0.5], version=3, antialiased=True)
+    centre = 0.5 / float(np.float32(scale)) - 0.5  # x = (0 + 0.5) / Scale - 0.5
+    np.testing.assert_allclose(dmlpy.run(desc, device=device, InputTensor=x), [_filter_by_loop(ROW6, centre, float(np.float32(scale)))], rtol=1e-6)
+
+
+def test_a_vanishing_scale_runs_in_closed_form(device: dmlpy.Device) -> None:
+    # Scale 1e-30: x = 5e29, half-width 1e30; the triangle's area left of the row is 1/8 of it (it reads 0),
+    # the rest reads the clamped last element 15: 15 * 7/8.
+    x = np.array(ROW6, F32)
+    desc = resample2(x, (1,), LINEAR, [1e-30], [0.5], [-0.5], version=3, antialiased=True)
+    np.testing.assert_allclose(dmlpy.run(desc, device=device, InputTensor=x), [15 * 7 / 8], rtol=1e-6)
+
+
 # ---------------------------------------------------------------------------------------
 # Hand values from the pages' relation
 
