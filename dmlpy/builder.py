@@ -547,7 +547,7 @@ class GraphBuilder:
         output_offsets = (-0.5,) * rank if output_pixel_offsets is None else tuple(float(v) for v in output_pixel_offsets)
         output = self._output(x, sizes)
         level = self.feature_level
-        common = dict(OutputTensor=output, InterpolationMode=mode, Scales=scales)
+        common = {"OutputTensor": output, "InterpolationMode": mode, "Scales": scales}
         if level >= DML_FEATURE_LEVEL.LEVEL_6_4:
             desc: Any = DML_RESAMPLE3_OPERATOR_DESC(RoundingDirection=rounding_direction, InputPixelOffsets=input_offsets, OutputPixelOffsets=output_offsets, Antialiased=antialiased, **common)
         elif level >= DML_FEATURE_LEVEL.LEVEL_5_1 and not antialiased:

@@ -35,13 +35,13 @@ import numpy as np
 from dmlpy.enums import DML_AXIS_DIRECTION, DML_INTERPOLATION_MODE, DML_OPERATOR_TYPE
 from dmlpy.errors import Severity
 from dmlpy.operators import OperatorSpec, register
-from dmlpy.operators.element_wise import store
 from dmlpy.operators.descs.resampling import (
     DML_RESAMPLE1_OPERATOR_DESC,
     DML_RESAMPLE2_OPERATOR_DESC,
     DML_RESAMPLE3_OPERATOR_DESC,
     DML_RESAMPLE_OPERATOR_DESC,
 )
+from dmlpy.operators.element_wise import store
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
 
@@ -209,7 +209,7 @@ def onnx_resize_parameters(
 
 def resample_output_sizes(input_sizes: Sequence[int], scales: Sequence[float]) -> tuple[int, ...]:
     """``floor(in * scale)`` per axis (ONNX Resize's output shape; DirectML leaves the output sizes free)."""
-    return tuple(int(math.floor(size * float(np.float32(scale)))) for size, scale in zip(input_sizes, scales, strict=True))
+    return tuple(math.floor(size * float(np.float32(scale))) for size, scale in zip(input_sizes, scales, strict=True))
 
 
 for _type, _class in (

@@ -125,6 +125,18 @@ def test_batch_normalization_matches_onnxruntime(device: dmlpy.Device, rng: np.r
     np.testing.assert_allclose(got.astype(F32), expected.astype(F32), **tolerance(dtype))
 
 
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (1, 3, 2, 3, 4)], ids=["2-D {N, C}", "3-D {N, C, L}", "5-D {N, C, D, H, W}"])
+def test_batch_normalization_of_other_ranks_matches_onnxruntime(device: dmlpy.Device, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
+    x = rng.normal(0.0, 2.0, shape).astype(F32)
+    mean, scale, bias = (rng.normal(0, 1, 3).astype(F32) for _ in range(3))
+    variance = rng.uniform(0.1, 3.0, 3).astype(F32)
+    expected = run_onnx([("BatchNormalization", {"epsilon": 1e-5})], [x, scale, bias, mean, variance], opset=15)
+    stats = (1, 3) + (1,) * (len(shape) - 2)
+    got = dmlpy.run(bn_desc(x, stats), device=device, InputTensor=x, MeanTensor=mean.reshape(stats), VarianceTensor=variance.reshape(stats),
+                    ScaleTensor=scale.reshape(stats), BiasTensor=bias.reshape(stats))  # fmt: skip
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 # Hand values from the page's formula y = Scale * (x - Mean) / sqrt(Variance + Epsilon) + Bias
 X22 = np.array([[[[1.0, 2.0], [3.0, 4.0]]]], F32)
 BN_HAND = [

@@ -66,7 +66,7 @@ def onnx_resize(x: np.ndarray, *, scales: Any = None, sizes: Any = None, **attrs
 def resample2(x: np.ndarray, out: tuple[int, ...], mode: MODE, scales: Any, input_offsets: Any, output_offsets: Any, direction: AXIS = AXIS.INCREASING,
               *, version: int = 2, antialiased: bool = False, x_strides: Any = None) -> Any:  # fmt: skip
     t = x.dtype
-    fields = dict(InterpolationMode=mode, RoundingDirection=direction, DimensionCount=len(out), Scales=list(scales), InputPixelOffsets=list(input_offsets), OutputPixelOffsets=list(output_offsets))
+    fields = {"InterpolationMode": mode, "RoundingDirection": direction, "DimensionCount": len(out), "Scales": list(scales), "InputPixelOffsets": list(input_offsets), "OutputPixelOffsets": list(output_offsets)}
     if version == 3:
         return DML_RESAMPLE3_OPERATOR_DESC(buffer_tensor(t, x.shape, x_strides), buffer_tensor(t, out), Antialiased=antialiased, **fields)
     return DML_RESAMPLE2_OPERATOR_DESC(buffer_tensor(t, x.shape, x_strides), buffer_tensor(t, out), **fields)
@@ -336,7 +336,7 @@ def test_a_graph_of_resamples_matches_onnxruntime(device: dmlpy.Device, rng: np.
 def test_the_builder_emits_the_newest_resample_of_the_feature_level(level: FL, expected: str) -> None:
     g = dmlpy.GraphBuilder(feature_level=level, backend="numpy")
     y = g.resample(g.input("x", "float32", (1, 1, 2, 2)), scales=(1, 1, 2, 2), mode=NEAREST)
-    assert type(g._nodes[-1].desc).__name__ == f"DML_{expected}_OPERATOR_DESC"  # noqa: SLF001
+    assert type(g._nodes[-1].desc).__name__ == f"DML_{expected}_OPERATOR_DESC"
     got = g.compile({"y": y})(x=np.array(X22, F32).reshape(1, 1, 2, 2))["y"]
     # DirectMLX's defaults: centres, INCREASING (ceil) where there is a RoundingDirection, halves up in RESAMPLE1:
     # x = (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 -> ceil 0, 1, 1, 2 (clamped 1); round 0, 0, 1, 1
