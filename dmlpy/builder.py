@@ -447,12 +447,13 @@ class GraphBuilder:
 
         DirectMLX's BatchNormalization has no defaults; ``epsilon`` defaults to ONNX's 1e-5 and
         ``spatial`` to TRUE. ``mean``, ``variance``, ``scale`` and ``bias`` broadcast to ``x``
-        (sizes 1 or x's); a packed 1-D ``{C}`` tensor (ONNX's) is read as ``{1, C, 1, 1}``.
+        (sizes 1 or x's); a packed 1-D ``{C}`` tensor (ONNX's) is read as ``{1, C, 1, ...}``
+        (``{1, C}`` for a 2-D ``x``).
         """
         call = "batch_normalization"
         x = self._tensor_argument(call, "x", x)
         named = {"MeanTensor": ("mean", mean), "VarianceTensor": ("variance", variance), "ScaleTensor": ("scale", scale), "BiasTensor": ("bias", bias)}
-        tensors = {field: _as_dml_bias(self._tensor_argument(call, argument, value), len(x.sizes)) for field, (argument, value) in named.items()}
+        tensors = {field: _left_padded(_as_dml_bias(self._tensor_argument(call, argument, value), len(x.sizes)), len(x.sizes)) for field, (argument, value) in named.items()}
         desc = DML_BATCH_NORMALIZATION_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), Spatial=spatial, Epsilon=epsilon, FusedActivation=activation)
         arguments = {"InputTensor": "x", "OutputTensor": "x", "Spatial": "spatial", "Epsilon": "epsilon", "FusedActivation": "activation",
                      "ACTIVATION.NOT_FUSABLE": "activation", "OPERATOR.TYPE": "activation", **{field: argument for field, (argument, _) in named.items()}}  # fmt: skip

@@ -323,6 +323,17 @@ def test_a_graph_of_normalizations_matches_onnxruntime(device: dmlpy.Device, rng
     np.testing.assert_allclose(got["z"], instance, rtol=1e-4, atol=1e-4)
 
 
+def test_the_builder_reads_onnx_channel_vectors_of_a_2d_batch_normalization(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    x = rng.normal(0, 1, (4, 3)).astype(F32)
+    mean, scale, bias = (rng.normal(0, 1, 3).astype(F32) for _ in range(3))
+    variance = rng.uniform(0.5, 2.0, 3).astype(F32)
+    g = dmlpy.GraphBuilder(device)
+    values = [g.input(name, "float32", a.shape) for name, a in (("x", x), ("m", mean), ("v", variance), ("s", scale), ("b", bias))]
+    y = g.batch_normalization(*values)
+    got = g.compile({"y": y})(x=x, m=mean, v=variance, s=scale, b=bias)["y"]
+    np.testing.assert_allclose(got, run_onnx([("BatchNormalization", {"epsilon": 1e-5})], [x, scale, bias, mean, variance], opset=15), rtol=1e-5, atol=1e-6)
+
+
 def test_the_builder_mean_variance_normalization_takes_any_axes(device: dmlpy.Device) -> None:
     g = dmlpy.GraphBuilder(device)
     x = g.input("x", "float32", (1, 2, 2, 2))
