@@ -11,8 +11,9 @@
 One function per operator family, with DirectML's (DirectMLX's) defaults: ``average_pooling``,
 ``convolution`` and ``conv_transpose`` (FORWARD and BACKWARD DML_CONVOLUTION), the standalone
 activations (``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``, ``elu``, ``hard_sigmoid``,
-``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``;
-``add_operator`` takes any other desc.
+``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``,
+``batch_normalization``, ``mean_variance_normalization``, ``layer_normalization`` and
+``resample``; ``add_operator`` takes any other desc.
 
 Every call builds the operator desc DirectML would see, infers its output sizes (including
 the ones DirectMLX cannot, such as BACKWARD convolution), and validates it at once: a mistake
@@ -35,11 +36,13 @@ import numpy as np
 from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, Buffer, array_binding, buffer_binding
 from dmlpy.device import Device, _Port, create_device, validate
 from dmlpy.enums import (
+    DML_AXIS_DIRECTION,
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
     DML_DEPTH_SPACE_ORDER,
     DML_EXECUTION_FLAGS,
     DML_FEATURE_LEVEL,
+    DML_INTERPOLATION_MODE,
     DML_TENSOR_FLAGS,
     HRESULT,
 )
@@ -59,7 +62,14 @@ from dmlpy.operators.activation import (
 )
 from dmlpy.operators import activation as _activation_family
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
+from dmlpy.operators.normalization import DML_BATCH_NORMALIZATION_OPERATOR_DESC, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC
 from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, pooled_size
+from dmlpy.operators.resampling import (
+    DML_RESAMPLE1_OPERATOR_DESC,
+    DML_RESAMPLE2_OPERATOR_DESC,
+    DML_RESAMPLE3_OPERATOR_DESC,
+    resample_output_sizes,
+)
 from dmlpy.operators.space_depth import (
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
     DML_DEPTH_TO_SPACE_OPERATOR_DESC,
@@ -662,6 +672,132 @@ class GraphBuilder:
             desc: Any = getattr(_activation_family, f"DML_ACTIVATION_{name}_OPERATOR_DESC")(OutputTensor=self._output(x, x.sizes))
         else:
             desc = getattr(_activation_family, f"DML_ACTIVATION_{name}1_OPERATOR_DESC")(OutputTensor=self._output(x, x.sizes), Axes=chosen)
+
+    # --- normalization and resampling ---------------------------------------------------
+
+    def batch_normalization(
+        self, x: Tensor, mean: Tensor, variance: Tensor, scale: Tensor, bias: Tensor, *, epsilon: float = 1e-5, spatial: bool = True, activation: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """BATCH_NORMALIZATION: ``activation(scale * (x - mean) / sqrt(variance + epsilon) + bias)``.
+
+        DirectMLX's BatchNormalization has no defaults; ``epsilon`` defaults to ONNX's 1e-5 and
+        ``spatial`` to TRUE. ``mean``, ``variance``, ``scale`` and ``bias`` broadcast to ``x``
+        (sizes 1 or x's); a packed 1-D ``{C}`` tensor (ONNX's) is read as ``{1, C, 1, ...}``
+        (``{1, C}`` for a 2-D ``x``).
+        """
+        call = "batch_normalization"
+        x = self._tensor_argument(call, "x", x)
+        named = {"MeanTensor": ("mean", mean), "VarianceTensor": ("variance", variance), "ScaleTensor": ("scale", scale), "BiasTensor": ("bias", bias)}
+        tensors = {field: _left_padded(_as_dml_bias(self._tensor_argument(call, argument, value), len(x.sizes)), len(x.sizes)) for field, (argument, value) in named.items()}
+        desc = DML_BATCH_NORMALIZATION_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), Spatial=spatial, Epsilon=epsilon, FusedActivation=activation)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "Spatial": "spatial", "Epsilon": "epsilon", "FusedActivation": "activation",
+                     "ACTIVATION.NOT_FUSABLE": "activation", "OPERATOR.TYPE": "activation", **{field: argument for field, (argument, _) in named.items()}}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x, **tensors}, call=call, arguments=arguments)[0]
+
+    def mean_variance_normalization(
+        self, x: Tensor, scale: Tensor | None = None, bias: Tensor | None = None, *, axes: Sequence[int] | None = None, normalize_variance: bool = True,
+        epsilon: float = 1e-5, activation: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """MEAN_VARIANCE_NORMALIZATION1 over ``axes`` (default: every axis after the first two, instance normalization).
+
+        ``activation(scale * (x - mean) / sqrt(variance + epsilon) + bias)``, the mean and the
+        population variance taken over ``axes``; ``normalize_variance=False`` leaves out the
+        division. ``scale`` and ``bias`` broadcast to ``x``; a packed 1-D ``{C}`` (ONNX
+        InstanceNormalization's) is read as ``{1, C, 1, 1}``, another packed tensor of lower
+        rank with leading 1s. (Graphs need feature level 2.1, which has MEAN_VARIANCE_NORMALIZATION1.)
+        """
+        call = "mean_variance_normalization"
+        x = self._tensor_argument(call, "x", x)
+        rank = len(x.sizes)
+        axes = tuple(range(2, rank)) if axes is None else ints_argument(f"GraphBuilder.{call}", "axes", axes, minimum=None)
+        scale, bias = (_as_dml_bias(t, rank) if isinstance(t, Tensor) and t.builder is self else t for t in (scale, bias))
+        return self._mean_variance(call, x, scale, bias, axes, normalize_variance, epsilon, activation, {"Axes": "axes", "AxisCount": "axes"})
+
+    def layer_normalization(
+        self, x: Tensor, scale: Tensor | None = None, bias: Tensor | None = None, *, axis: int = -1, epsilon: float = 1e-5, activation: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """ONNX LayerNormalization as MEAN_VARIANCE_NORMALIZATION1 over the axes ``axis .. rank - 1``.
+
+        ``scale`` and ``bias`` have the normalized axes' sizes (ONNX's shapes); they are read
+        with leading 1s to x's rank.
+        """
+        call = "layer_normalization"
+        x = self._tensor_argument(call, "x", x)
+        rank = len(x.sizes)
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not -rank <= axis < rank:
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument 'axis' is {axis!r}, expected an integer in [{-rank}, {rank - 1}]"
+            raise ValueError(msg)
+        axes = tuple(range(int(axis) % rank, rank))
+        return self._mean_variance(call, x, scale, bias, axes, True, epsilon, activation, {"Axes": "axis", "AxisCount": "axis"})
+
+    def _mean_variance(self, call: str, x: Tensor, scale: Any, bias: Any, axes: tuple[int, ...], normalize_variance: bool, epsilon: float,
+                       activation: Any, axis_arguments: dict[str, str]) -> Tensor:  # fmt: skip
+        rank = len(x.sizes)
+        scale = _left_padded(self._tensor_argument(call, "scale", scale, optional=True), rank)
+        bias = _left_padded(self._tensor_argument(call, "bias", bias, optional=True), rank)
+        desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), AxisCount=len(axes), Axes=axes, NormalizeVariance=normalize_variance,
+                                                              Epsilon=epsilon, FusedActivation=activation)  # fmt: skip
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "ScaleTensor": "scale", "BiasTensor": "bias", "NormalizeVariance": "normalize_variance",
+                     "Epsilon": "epsilon", "FusedActivation": "activation", "ACTIVATION.NOT_FUSABLE": "activation", "OPERATOR.TYPE": "activation",
+                     "NORMALIZATION.AXIS_RANGE": axis_arguments["Axes"], "NORMALIZATION.AXIS_DUPLICATE": axis_arguments["Axes"], **axis_arguments}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x, "ScaleTensor": scale, "BiasTensor": bias}, call=call, arguments=arguments)[0]
+
+    def resample(
+        self, x: Tensor, scales: Sequence[float] | None = None, sizes: Sequence[int] | None = None, mode: DML_INTERPOLATION_MODE | int = DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR,
+        *, rounding_direction: DML_AXIS_DIRECTION | int = DML_AXIS_DIRECTION.INCREASING, input_pixel_offsets: Sequence[float] | None = None,
+        output_pixel_offsets: Sequence[float] | None = None, antialiased: bool = False,
+    ) -> Tensor:  # fmt: skip
+        """Resample ``x`` to ``sizes``, or by ``scales`` (one per dimension); DirectMLX's Resample defaults.
+
+        With ``sizes`` only, the scales are ``sizes / x.sizes`` (DirectMLX); with ``scales``
+        only, the output sizes are ``floor(x.sizes * scales)`` (ONNX Resize's; DirectML leaves
+        them free); with both, both are used as given. The pixel offsets default to 0.5 (input)
+        and -0.5 (output): pixel centres, as RESAMPLE. The builder emits RESAMPLE3 from feature
+        level 6.4, RESAMPLE2 from 5.1 and RESAMPLE1 below; ``rounding_direction``
+        (nearest neighbour: INCREASING ceil, DECREASING floor, DirectMLX's default INCREASING)
+        needs RESAMPLE2, ``antialiased`` RESAMPLE3. ``onnx_resize_parameters`` (dmlpy.operators.resampling)
+        gives the scales, offsets and direction of any ONNX Resize.
+        """
+        call = "resample"
+        x = self._tensor_argument(call, "x", x)
+        rank = len(x.sizes)
+        if scales is None and sizes is None:
+            msg = f"GraphBuilder.{call} at {_call_site()}: give 'scales' or 'sizes' (or both)"
+            raise TypeError(msg)
+        if sizes is not None:
+            sizes = ints_argument(f"GraphBuilder.{call}", "sizes", sizes, length=rank, minimum=1)
+        if scales is None:
+            scales = tuple(float(np.float32(out) / np.float32(size)) for out, size in zip(sizes or (), x.sizes, strict=True))
+        else:
+            scales = tuple(float(s) for s in scales)
+            if len(scales) != rank:
+                msg = f"GraphBuilder.{call} at {_call_site()}: argument 'scales' has {len(scales)} entries, expected {rank} (one per dimension of x)"
+                raise ValueError(msg)
+        if sizes is None:
+            try:
+                sizes = resample_output_sizes(x.sizes, scales)
+            except _INFERENCE_ERRORS:
+                sizes = x.sizes  # validation names the scale (RESAMPLE.SCALE_VALUE)
+            sizes = tuple(max(1, s) for s in sizes)
+        input_offsets = (0.5,) * rank if input_pixel_offsets is None else tuple(float(v) for v in input_pixel_offsets)
+        output_offsets = (-0.5,) * rank if output_pixel_offsets is None else tuple(float(v) for v in output_pixel_offsets)
+        output = self._output(x, sizes)
+        level = self.feature_level
+        common = {"OutputTensor": output, "InterpolationMode": mode, "Scales": scales}
+        if level >= DML_FEATURE_LEVEL.LEVEL_6_4:
+            desc: Any = DML_RESAMPLE3_OPERATOR_DESC(RoundingDirection=rounding_direction, InputPixelOffsets=input_offsets, OutputPixelOffsets=output_offsets, Antialiased=antialiased, **common)
+        elif level >= DML_FEATURE_LEVEL.LEVEL_5_1 and not antialiased:
+            desc = DML_RESAMPLE2_OPERATOR_DESC(RoundingDirection=rounding_direction, InputPixelOffsets=input_offsets, OutputPixelOffsets=output_offsets, **common)
+        elif antialiased or (rounding_direction != DML_AXIS_DIRECTION.INCREASING and mode == DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR):
+            needed = "RESAMPLE3 (DML_FEATURE_LEVEL_6_4)" if antialiased else "RESAMPLE2 (DML_FEATURE_LEVEL_5_1)"
+            argument = "antialiased" if antialiased else "rounding_direction"
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument '{argument}' needs {needed}; the device targets {level.name}"
+            raise ValueError(msg)
+        else:  # graphs need feature level 2.1, which has RESAMPLE1
+            desc = DML_RESAMPLE1_OPERATOR_DESC(InputPixelOffsets=input_offsets, OutputPixelOffsets=output_offsets, **common)
+        arguments = {"InputTensor": "x", "OutputTensor": "sizes" if sizes is not None else "scales", "InterpolationMode": "mode", "Scales": "scales",
+                     "RoundingDirection": "rounding_direction", "InputPixelOffsets": "input_pixel_offsets", "OutputPixelOffsets": "output_pixel_offsets",
+                     "Antialiased": "antialiased", "DimensionCount": "x", "ScaleCount": "x", "RESAMPLE.SCALE_VALUE": "scales"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
@@ -874,6 +1010,17 @@ def _broadcast_to(value: Tensor, sizes: Sequence[int]) -> Tensor:
     pad = len(target) - len(own)
     new = tuple(0 if i < pad or own[i - pad] != target[i] else strides[i - pad] for i in range(len(target)))
     return dataclasses.replace(value, desc=dataclasses.replace(desc, DimensionCount=len(target), Sizes=target, Strides=new))
+
+def _left_padded(tensor: Tensor | None, rank: int) -> Tensor | None:
+    """A packed tensor of lower rank read with leading 1s, sizes aligned to the right as ONNX broadcasts (LayerNormalization's ``{W}`` as ``{1, 1, 1, W}``)."""
+    if tensor is None:
+        return None
+    desc = tensor.desc
+    sizes = tuple(desc.Sizes or ())
+    if len(sizes) >= rank or (desc.Strides is not None and tuple(desc.Strides) != tuple(int(np.prod(sizes[i + 1:])) for i in range(len(sizes)))):
+        return tensor
+    shaped = dataclasses.replace(desc, DimensionCount=rank, Sizes=(1,) * (rank - len(sizes)) + sizes, Strides=None)
+    return dataclasses.replace(tensor, desc=shaped)
 
 
 def _space_depth_fallback(sizes: Sequence[int], block_size: Any, *, to_depth: bool) -> tuple[int, ...]:

@@ -8,6 +8,19 @@ DML_FEATURE_LEVEL_4_0 MEAN_VARIANCE_NORMALIZATION1's channels do not broadcast; 
 DML_FEATURE_LEVEL_5_2 Scale and Bias come together or not at all; Axes name the input's
 dimensions). Decisions (docs/deviations.md): a negative or non-finite Epsilon and a repeated
 axis are warnings, the pages being silent.
+
+Kernels, from the pages' formulas:
+
+* BATCH_NORMALIZATION: ``FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias)``,
+  Mean, Variance, Scale and Bias broadcast to the input (Spatial only constrains their sizes).
+* MEAN_VARIANCE_NORMALIZATION1: Mean and Variance over ``Axes`` (population variance, the mean
+  of the squared deviations), then ``FusedActivation(Scale * (Input - Mean) / sqrt(Variance +
+  Epsilon) + Bias)``; without NormalizeVariance ``FusedActivation(Scale * (Input - Mean) + Bias)``.
+  A NULL Scale is 1 and a NULL Bias 0.
+* MEAN_VARIANCE_NORMALIZATION: the same over ``{C, H, W}`` (CrossChannel TRUE) or ``{H, W}``
+  (CrossChannel FALSE): every batch item, and without CrossChannel every channel, on its own.
+
+FLOAT16 computes in float32, FLOAT32 in float64 rounded once to the output.
 """
 
 from __future__ import annotations
@@ -15,9 +28,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from dmlpy.enums import DML_FEATURE_LEVEL, DML_OPERATOR_TYPE
 from dmlpy.errors import Severity
 from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.activation import apply_fused
 from dmlpy.operators.descs.normalization import (
     DML_BATCH_NORMALIZATION_OPERATOR_DESC,
     DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
@@ -93,15 +109,67 @@ def _check_mean_variance(ctx: Checker, desc: AnyMvn, path: str, buffers: dict[st
         ctx.check(first_index == i, AXIS_DUPLICATE, f"{path}.Axes[{i}]", actual=axis, expected="an axis not listed before", message=f"is {axis}, already Axes[{first_index}]")
 
 
-for _type, _class, _check in (
-    (DML_OPERATOR_TYPE.BATCH_NORMALIZATION, DML_BATCH_NORMALIZATION_OPERATOR_DESC, _check_batch_normalization),
-    (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION, DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC, _check_mean_variance),
-    (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION1, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC, _check_mean_variance),
+# ---------------------------------------------------------------------------------------
+# NumPy kernels
+
+
+def _work(dtype: np.dtype[Any]) -> type:
+    """FLOAT16 computes in float32; FLOAT32 in float64 (rounded once, to the output)."""
+    return np.float32 if dtype == np.float16 else np.float64
+
+
+def _affine(y: np.ndarray, scale: np.ndarray | None, bias: np.ndarray | None, fused: Any, work: type) -> np.ndarray:
+    """``FusedActivation(Scale * y + Bias)``, Scale and Bias broadcast (a NULL Scale is 1, a NULL Bias 0)."""
+    if scale is not None:
+        y = y * scale.astype(work)
+    if bias is not None:
+        y = y + bias.astype(work)
+    return np.asarray(apply_fused(fused, y)).astype(work)
+
+
+def batch_normalization_reference(desc: DML_BATCH_NORMALIZATION_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x, mean, variance = inputs["InputTensor"], inputs["MeanTensor"], inputs["VarianceTensor"]
+    assert x is not None and mean is not None and variance is not None
+    work = _work(x.dtype)
+    epsilon = work(np.float32(desc.Epsilon))  # a FLOAT field
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        y = (x.astype(work) - mean.astype(work)) / np.sqrt(variance.astype(work) + epsilon)
+        return {"OutputTensor": _affine(y, inputs["ScaleTensor"], inputs["BiasTensor"], desc.FusedActivation, work)}
+
+
+def normalized_axes(desc: AnyMvn, rank: int) -> tuple[int, ...]:
+    """The axes Mean and Variance are taken over: MEAN_VARIANCE_NORMALIZATION1's Axes, or {C, H, W} / {H, W} from CrossChannel."""
+    if isinstance(desc, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC):
+        return tuple(sorted(set(desc.Axes or ())))
+    return tuple(range(1 if desc.CrossChannel else 2, rank))
+
+
+def mean_variance_normalization_reference(desc: AnyMvn, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    assert x is not None
+    work = _work(x.dtype)
+    axes = normalized_axes(desc, x.ndim)
+    v = x.astype(work)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        y = v - v.mean(axis=axes, keepdims=True)
+        if desc.NormalizeVariance:
+            variance = np.mean(y * y, axis=axes, keepdims=True)  # population variance
+            y = y / np.sqrt(variance + work(np.float32(desc.Epsilon)))
+        return {"OutputTensor": _affine(y, inputs["ScaleTensor"], inputs["BiasTensor"], desc.FusedActivation, work)}
+
+
+for _type, _class, _check, _kernel in (
+    (DML_OPERATOR_TYPE.BATCH_NORMALIZATION, DML_BATCH_NORMALIZATION_OPERATOR_DESC, _check_batch_normalization, batch_normalization_reference),
+    (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION, DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC, _check_mean_variance, mean_variance_normalization_reference),
+    (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION1, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC, _check_mean_variance, mean_variance_normalization_reference),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True))
 
 __all__ = [
     "DML_BATCH_NORMALIZATION_OPERATOR_DESC",
     "DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC",
     "DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC",
+    "batch_normalization_reference",
+    "mean_variance_normalization_reference",
+    "normalized_axes",
 ]

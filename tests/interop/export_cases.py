@@ -60,10 +60,16 @@ from dmlpy import (
     buffer_tensor,
     nhwc_strides,
 )
-from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_IS_INFINITY_MODE, DML_PADDING_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
+from dmlpy.enums import DML_AXIS_DIRECTION, DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_INTERPOLATION_MODE, DML_IS_INFINITY_MODE, DML_PADDING_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
 from dmlpy.operators import data_movement as dm
 from dmlpy.operators.descs import OPERATORS as DESCS
 from dmlpy.operators.element_wise import KERNELS
+from dmlpy.operators.normalization import (
+    DML_BATCH_NORMALIZATION_OPERATOR_DESC,
+    DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
+    DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC,
+)
+from dmlpy.operators.resampling import DML_RESAMPLE1_OPERATOR_DESC, DML_RESAMPLE2_OPERATOR_DESC, DML_RESAMPLE3_OPERATOR_DESC, DML_RESAMPLE_OPERATOR_DESC
 from dmlpy.structs import DML_SCALAR_UNION
 
 OP = DML_OPERATOR_TYPE
@@ -298,6 +304,59 @@ def _element_wise_case(op_type: OP) -> Case:
 
     return Case(f"{op_type.name.lower()} on {', '.join(sorted(set(types.values())))}", op_type, build, inputs)
 
+
+# ---------------------------------------------------------------------------------------
+# Normalization and resampling
+
+
+def _batch_normalization() -> Any:
+    stats = (1, 3, 1, 1)
+    return DML_BATCH_NORMALIZATION_OPERATOR_DESC(
+        buffer_tensor(F32, (2, 3, 4, 5), nhwc_strides((2, 3, 4, 5))), *(buffer_tensor(F32, stats) for _ in range(4)), buffer_tensor(F32, (2, 3, 4, 5)),
+        True, 1e-3, FusedActivation.relu(),
+    )  # fmt: skip
+
+
+def _mvn(cross_channel: bool) -> Any:
+    return DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC(buffer_tensor(F32, (2, 3, 4, 5)), None, None, buffer_tensor(F32, (2, 3, 4, 5)), cross_channel, True, 1e-5)
+
+
+def _mvn1() -> Any:
+    return DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(
+        buffer_tensor("float16", (2, 3, 8)), buffer_tensor("float16", (1, 1, 8)), buffer_tensor("float16", (1, 1, 8)), buffer_tensor("float16", (2, 3, 8)),
+        1, (2,), True, 1e-5, FusedActivation.sigmoid(),
+    )  # fmt: skip
+
+
+def _resample(version: int, mode: DML_INTERPOLATION_MODE, dtype: str = F32) -> Callable[[], Any]:
+    def build() -> Any:
+        x, y = buffer_tensor(dtype, (1, 2, 3, 4)), buffer_tensor(dtype, (1, 2, 6, 3))
+        scales, inputs, outputs = (1.0, 1.0, 2.0, 0.75), (0.5, 0.5, 0.5, 0.0), (-0.5, -0.5, -0.5, 0.0)
+        if version == 0:
+            return DML_RESAMPLE_OPERATOR_DESC(x, y, mode, 4, scales)
+        if version == 1:
+            return DML_RESAMPLE1_OPERATOR_DESC(x, y, mode, 4, scales, inputs, outputs)
+        if version == 2:
+            return DML_RESAMPLE2_OPERATOR_DESC(x, y, mode, DML_AXIS_DIRECTION.DECREASING, 4, scales, inputs, outputs)
+        return DML_RESAMPLE3_OPERATOR_DESC(x, y, mode, DML_AXIS_DIRECTION.INCREASING, 4, scales, inputs, outputs, True)
+
+    return build
+
+
+X2345 = _rand((2, 3, 4, 5))
+STATS = _rand((1, 3, 1, 1))
+NORMALIZATION_RESAMPLING_CASES = [
+    Case("batch normalization on NHWC strides with a fused relu", OP.BATCH_NORMALIZATION, _batch_normalization,
+         _inputs(InputTensor=X2345, MeanTensor=STATS, VarianceTensor=lambda rng: rng.uniform(0.5, 2.0, (1, 3, 1, 1)).astype(np.float32), ScaleTensor=STATS, BiasTensor=STATS)),
+    Case("mean variance normalization, CrossChannel TRUE, no Scale or Bias", OP.MEAN_VARIANCE_NORMALIZATION, lambda: _mvn(True), _inputs(InputTensor=X2345)),
+    Case("mean variance normalization1 over the last axis in FLOAT16, fused sigmoid", OP.MEAN_VARIANCE_NORMALIZATION1, _mvn1,
+         _inputs(InputTensor=_rand((2, 3, 8), np.float16), ScaleTensor=_rand((1, 1, 8), np.float16), BiasTensor=_rand((1, 1, 8), np.float16))),
+    Case("resample linear", OP.RESAMPLE, _resample(0, DML_INTERPOLATION_MODE.LINEAR), _inputs(InputTensor=_rand((1, 2, 3, 4)))),
+    Case("resample1 nearest with pixel offsets", OP.RESAMPLE1, _resample(1, DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR), _inputs(InputTensor=_rand((1, 2, 3, 4)))),
+    Case("resample2 nearest, RoundingDirection DECREASING", OP.RESAMPLE2, _resample(2, DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR), _inputs(InputTensor=_rand((1, 2, 3, 4)))),
+    Case("resample3 linear antialiased in FLOAT16", OP.RESAMPLE3, _resample(3, DML_INTERPOLATION_MODE.LINEAR, "float16"), _inputs(InputTensor=_rand((1, 2, 3, 4), np.float16))),
+]  # fmt: skip
+CASES[-1:-1] = NORMALIZATION_RESAMPLING_CASES
 
 ELEMENT_WISE_CASES = [_element_wise_case(t) for t in KERNELS]
 CASES[-1:-1] = ELEMENT_WISE_CASES  # the last case stays the 1-D convolution test_cpp.py takes
