@@ -7,6 +7,7 @@ imaging library.
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
@@ -21,8 +22,11 @@ BROWSER_MISSING = "headless Chromium is not installed (apt-get install -y chromi
 
 
 def chromium() -> str:
+    """The browser's path; without one the test skips, or fails when DMLPY_REQUIRE_BROWSER=1 (CI sets it)."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
+        if os.environ.get("DMLPY_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"DMLPY_REQUIRE_BROWSER=1 but {BROWSER_MISSING}")
         pytest.skip(BROWSER_MISSING)
     return found
 
