@@ -497,10 +497,9 @@ def max_pooling_reference(desc: AnyMaxPooling, inputs: dict[str, np.ndarray | No
     lowest = x.dtype.type(-np.inf) if floating else np.iinfo(x.dtype).min
     number = valid & ~np.isnan(values) if floating else valid
     best = np.where(number, values, lowest).max(axis=-1, keepdims=True)
-    hit = number & (values == best)
-    all_nan = valid.any(axis=-1, keepdims=True) & ~number.any(axis=-1, keepdims=True)
-    hit = np.where(all_nan, valid, hit)  # a window of NaNs only: its first NaN
-    first = hit.argmax(axis=-1)[..., None]
+    # the first hit; a window of NaNs only has none, and argmax gives its first tap (a NaN: the
+    # gathered taps fill each axis from j = 0, so a window's first tap is always on the input)
+    first = (number & (values == best)).argmax(axis=-1)[..., None]
     empty = ~valid.any(axis=-1)
     y = np.where(empty, lowest, np.take_along_axis(values, first, axis=-1)[..., 0])
     results = {"OutputTensor": y.astype(x.dtype)}
