@@ -9,6 +9,7 @@
     outputs = program(x=array, w=weights)  # {"y": ndarray}
 
 One function per operator family, with DirectML's (DirectMLX's) defaults: ``average_pooling``,
+``max_pooling`` (optionally with indices), ``reduce``, ``argmax``, ``argmin``,
 ``convolution`` and ``conv_transpose`` (FORWARD and BACKWARD DML_CONVOLUTION), the standalone
 activations (``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``, ``elu``, ``hard_sigmoid``,
 ``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``;
@@ -479,7 +480,7 @@ class GraphBuilder:
                     sizes[i + 2] += ceil_shape_allowed(x.sizes[i + 2], window[i], strides[i], start_padding[i], end_padding[i], dilations[i])
                 except _INFERENCE_ERRORS:
                     pass  # validation names the argument
-        common = dict(OutputTensor=self._output(x, sizes), DimensionCount=spatial, Strides=strides, WindowSize=window, StartPadding=start_padding, EndPadding=end_padding)
+        common = {"OutputTensor": self._output(x, sizes), "DimensionCount": spatial, "Strides": strides, "WindowSize": window, "StartPadding": start_padding, "EndPadding": end_padding}
         dilated = not isinstance(dilations, tuple) or any(d != 1 for d in dilations)
         desc: Any
         if output_indices or dilated:

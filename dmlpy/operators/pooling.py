@@ -1,4 +1,4 @@
-"""Average pooling: DML_AVERAGE_POOLING_OPERATOR_DESC and DML_AVERAGE_POOLING1_OPERATOR_DESC.
+"""Pooling: DML_AVERAGE_POOLING(1)_OPERATOR_DESC, and DML_MAX_POOLING(1, 2)_OPERATOR_DESC (see their section below).
 
 Facts: the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_OPERATOR_DESC page. Decisions (docs/deviations.md):
 
@@ -525,7 +525,7 @@ __all__ = [
     "DML_MAX_POOLING_OPERATOR_DESC",
     "average_pooling_output_sizes",
     "average_pooling_reference",
-    "max_pooling_reference",
     "ceil_shape_allowed",
+    "max_pooling_reference",
     "pooled_size",
 ]

@@ -6,6 +6,9 @@ ARGMAX, whose output types the per-function support tables give), the ARGMIN and
 (the same sizes rule, stated in their remarks), and the TOP_K and TOP_K1 pages (both outputs
 have the input's sizes with ``K`` on ``Axis``). Decisions (docs/deviations.md): a repeated axis
 is a warning, the pages being silent about it; top-k's ``K`` may equal the axis size.
+
+REDUCE (every DML_REDUCE_FUNCTION), ARGMIN and ARGMAX have a NumPy kernel (the native backend
+runs it too); TOP_K and TOP_K1 are validated only.
 """
 
 from __future__ import annotations

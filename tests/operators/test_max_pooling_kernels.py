@@ -24,7 +24,11 @@ from conftest import assert_rule
 import dmlpy
 from dmlpy import DML_FEATURE_LEVEL as FL
 from dmlpy import buffer_tensor, nhwc_strides
-from dmlpy.operators.descs import DML_MAX_POOLING1_OPERATOR_DESC, DML_MAX_POOLING2_OPERATOR_DESC, DML_MAX_POOLING_OPERATOR_DESC
+from dmlpy.operators.descs import (
+    DML_MAX_POOLING1_OPERATOR_DESC,
+    DML_MAX_POOLING2_OPERATOR_DESC,
+    DML_MAX_POOLING_OPERATOR_DESC,
+)
 
 NAN, INF = float("nan"), float("inf")
 MAX2 = "DML_MAX_POOLING2_OPERATOR_DESC"

@@ -275,7 +275,7 @@ def test_arg_functions_with_nan(device: dmlpy.Device, cls: type, values: list[fl
     ],
     ids=["INT32 SUM wraps to -2^31", "UINT32 SUM wraps to 1", "INT32 MULTIPLY 2^16 * 2^16 wraps to 0", "UINT64 MULTIPLY wraps modulo 2^64",
          "INT32 SUM_SQUARE 2^32 + 1 wraps to 1", "INT32 L1 of -2^31 is -2^31, as C's abs", "INT64 L1", "INT64 SUM wraps to -2^63",
-         "UINT64 MAX exact past float64", "INT64 MIN exact past float64"],  # fmt: skip
+         "UINT64 MAX exact past float64", "INT64 MIN exact past float64"],
 )
 def test_integers_compute_in_their_own_type_and_wrap(device: dmlpy.Device, function: FN, dtype: Any, values: list[int], expected: int) -> None:
     got = reduce(device, function, np.array([values], dtype), [1])
@@ -286,7 +286,7 @@ def test_integers_compute_in_their_own_type_and_wrap(device: dmlpy.Device, funct
     ("function", "values", "expected"),
     [(FN.SUM, [2048, 1, 1, 1, 1], 2052), (FN.SUM, [60000, 60000, -60000], 60000), (FN.AVERAGE, [60000, 60000], 60000), (FN.L2, [300, 400], 500)],
     ids=["2048 + four 1s is 2052 (in FLOAT16 steps it would stay 2048)", "60000 + 60000 - 60000 does not overflow",
-         "AVERAGE of 60000s does not overflow", "L2 of 300 and 400 is 500, though 300^2 is beyond FLOAT16"],  # fmt: skip
+         "AVERAGE of 60000s does not overflow", "L2 of 300 and 400 is 500, though 300^2 is beyond FLOAT16"],
 )
 def test_float16_accumulates_in_float32(device: dmlpy.Device, function: FN, values: list[float], expected: float) -> None:
     got = reduce(device, function, np.array([values], np.float16), [1])
