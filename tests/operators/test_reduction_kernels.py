@@ -293,6 +293,18 @@ def test_float16_accumulates_in_float32(device: dmlpy.Device, function: FN, valu
     assert got.dtype == np.float16 and got.item() == expected
 
 
+@pytest.mark.parametrize(
+    ("function", "expected"),
+    [(FN.SUM, [-1, 2]), (FN.AVERAGE, [-1, 2]), (FN.MULTIPLY, [-1, 2]), (FN.L1, [1, 2]), (FN.L2, [1, 2]), (FN.SUM_SQUARE, [1, 4]), (FN.MAX, [-1, 2]), (FN.ARGMAX, [0, 0])],
+    ids=lambda v: v.name if isinstance(v, FN) else str(v),
+)
+def test_axis_count_0_reduces_each_element_alone(device: dmlpy.Device, function: FN, expected: list[float]) -> None:
+    # the page's N, "the product of the sizes of the reduced axes", is the empty product 1
+    out_type = np.uint32 if function == FN.ARGMAX else np.float32
+    desc = DML_REDUCE_OPERATOR_DESC(function, buffer_tensor("float32", (1, 2)), buffer_tensor(out_type, (1, 2)), 0, [])
+    np.testing.assert_array_equal(dmlpy.run(desc, device=device, InputTensor=np.array([[-1, 2]], np.float32)), [expected])
+
+
 def test_a_broadcast_input_reduces_its_logical_elements(device: dmlpy.Device) -> None:
     # one row {1, 2, 3} read 4 times through a 0 stride: the column sums are 4, 8, 12
     desc = DML_REDUCE_OPERATOR_DESC(FN.SUM, buffer_tensor("float32", (4, 3), (0, 1)), buffer_tensor("float32", (1, 3)), 1, [0])
