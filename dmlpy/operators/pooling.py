@@ -491,7 +491,6 @@ def max_pooling_reference(desc: AnyMaxPooling, inputs: dict[str, np.ndarray | No
     assert x is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
     out_spatial = tuple(desc.OutputTensor.Desc.Sizes or ())[2:]
     values, valid = _gather_windows(x, out_spatial, desc)
-    indices, _ = _gather_windows(np.arange(x.size, dtype=np.int64).reshape(x.shape), out_spatial, desc)
     valid = np.broadcast_to(valid, values.shape)
     floating = x.dtype.kind == "f"
     lowest = x.dtype.type(-np.inf) if floating else np.iinfo(x.dtype).min
@@ -505,6 +504,7 @@ def max_pooling_reference(desc: AnyMaxPooling, inputs: dict[str, np.ndarray | No
     results = {"OutputTensor": y.astype(x.dtype)}
     indices_desc = getattr(desc, "OutputIndicesTensor", None)
     if indices_desc is not None:
+        indices, _ = _gather_windows(np.arange(x.size, dtype=np.int64).reshape(x.shape), out_spatial, desc)
         index = np.where(empty, ALL_ONES_INDEX, np.take_along_axis(indices, first, axis=-1)[..., 0])
         results["OutputIndicesTensor"] = index.astype(numpy_dtype(indices_desc.Desc.DataType))
     return results
