@@ -146,6 +146,34 @@ def test_max_pooling_and_max_pooling1_equal_onnxruntime_without_dilations(device
     np.testing.assert_array_equal(got_indices.astype(np.int64), indices)
 
 
+def _random_configuration(rng: np.random.Generator) -> tuple[tuple[int, ...], dict[str, Any]]:
+    """A MaxPool onnxruntime accepts: pads shorter than the kernel, the dilated window inside the padded input."""
+    while True:
+        spatial = int(rng.integers(2, 4))
+        shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *(int(v) for v in rng.integers(2, 9, spatial)))
+        kernel = [int(v) for v in rng.integers(1, 4, spatial)]
+        dilations = [int(v) for v in rng.integers(1, 3, spatial)]
+        pads = [int(rng.integers(0, k)) for k in kernel] + [int(rng.integers(0, k)) for k in kernel]
+        if all((k - 1) * d + 1 <= n + pads[i] + pads[i + spatial] for i, (k, d, n) in enumerate(zip(kernel, dilations, shape[2:], strict=True))):
+            strides = [int(v) for v in rng.integers(1, 4, spatial)]
+            return shape, {"kernel_shape": kernel, "strides": strides, "pads": pads, "dilations": dilations, "ceil_mode": int(rng.integers(0, 2))}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_max_pooling2_configurations_equal_onnxruntime(device: dmlpy.Device, seed: int) -> None:
+    pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(1000 + seed)
+    shape, attrs = _random_configuration(rng)
+    x = _small_ties(rng, shape, np.float32)
+    y, indices = onnx_max_pool(x, attrs)
+    spatial = len(attrs["kernel_shape"])
+    desc = max_pool(DML_MAX_POOLING2_OPERATOR_DESC, shape, y.shape, attrs["kernel_shape"], attrs["strides"], attrs["pads"][:spatial], attrs["pads"][spatial:],
+                    attrs["dilations"], index_type="uint64")  # fmt: skip
+    got_y, got_indices = dmlpy.run(desc, device=device, InputTensor=x)
+    np.testing.assert_array_equal(got_y, y)
+    np.testing.assert_array_equal(got_indices.astype(np.int64), indices)
+
+
 def test_max_pooling1_and_max_pooling2_without_indices_return_the_values_only(device: dmlpy.Device) -> None:
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     for kind in (DML_MAX_POOLING1_OPERATOR_DESC, DML_MAX_POOLING2_OPERATOR_DESC):
@@ -308,6 +336,19 @@ def test_graph_max_pooling_with_indices_and_ceil_equals_onnxruntime(device: dmlp
     t = g.input("x", "float32", x.shape)
     values, where = g.max_pooling(t, (3, 2), (2, 2), (1, 0), (0, 1), (1, 2), output_indices=True, ceil=True, index_type="uint64")
     assert values.sizes == y.shape and where.sizes == y.shape
+    out = g.compile({"y": values, "indices": where})(x=x)
+    np.testing.assert_array_equal(out["y"], y)
+    np.testing.assert_array_equal(out["indices"].astype(np.int64), indices)
+
+
+def test_graph_max_pooling_with_channels_last_outputs_equals_onnxruntime(device: dmlpy.Device) -> None:
+    # policy "nhwc" lays both outputs out channels-last through strides; the values and indices read back are NCHW's
+    pytest.importorskip("onnxruntime")
+    x = _small_ties(np.random.default_rng(6), (1, 3, 6, 5), np.float32)
+    y, indices = onnx_max_pool(x, {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})
+    g = dmlpy.GraphBuilder(device, policy="nhwc")
+    values, where = g.max_pooling(g.input("x", "float32", x.shape), 2, 2, output_indices=True, ceil=True)
+    assert values.desc.Strides is not None and where.desc.Strides is not None
     out = g.compile({"y": values, "indices": where})(x=x)
     np.testing.assert_array_equal(out["y"], y)
     np.testing.assert_array_equal(out["indices"].astype(np.int64), indices)
