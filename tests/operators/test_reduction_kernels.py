@@ -170,6 +170,25 @@ def test_argmax_page_examples(device: dmlpy.Device, axes: list[int], expected: l
 
 
 @pytest.mark.parametrize(
+    ("axes", "expected"),
+    [([0], [[0, 1, 2]]), ([1], [[0], [1], [0]]), ([0, 1], [[4]])],
+    ids=["example 1: argmin of columns", "example 2: argmin of rows, the first of two 2s", "example 3: argmin of the entire tensor"],
+)
+def test_argmin_page_examples(device: dmlpy.Device, axes: list[int], expected: list[list[int]]) -> None:
+    np.testing.assert_array_equal(arg(device, DML_ARGMIN_OPERATOR_DESC, ARGMAX_EXAMPLE, axes), expected)
+
+
+@pytest.mark.parametrize(
+    ("function", "axes", "expected"),
+    [(FN.ARGMAX, [0], [[1, 2, 1]]), (FN.ARGMAX, [0, 1], [[7]]), (FN.ARGMIN, [1], [[0], [1], [0]]), (FN.ARGMIN, [0, 1], [[4]])],
+    ids=["ARGMAX of columns", "ARGMAX of the entire tensor", "ARGMIN of rows", "ARGMIN of the entire tensor"],
+)
+def test_reduce_arg_functions_equal_the_increasing_arg_operators_on_the_pages_examples(device: dmlpy.Device, function: FN, axes: list[int], expected: list[list[int]]) -> None:
+    # the ARGMIN and ARGMAX pages' remarks: with INCREASING they equal REDUCE with DML_REDUCE_FUNCTION_ARGMIN / ARGMAX
+    np.testing.assert_array_equal(reduce(device, function, ARGMAX_EXAMPLE, axes, np.uint32), expected)
+
+
+@pytest.mark.parametrize(
     ("cls", "values", "direction", "expected"),
     [
         (DML_ARGMAX_OPERATOR_DESC, [3, 2, 1, 2, 3], INCREASING, 0),
