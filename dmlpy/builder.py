@@ -36,11 +36,11 @@ import numpy as np
 from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, Buffer, array_binding, buffer_binding
 from dmlpy.device import Device, create_device, validate
 from dmlpy.enums import (
+    DML_AXIS_DIRECTION,
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
     DML_DEPTH_SPACE_ORDER,
     DML_EXECUTION_FLAGS,
-    DML_AXIS_DIRECTION,
     DML_FEATURE_LEVEL,
     DML_REDUCE_FUNCTION,
     DML_TENSOR_FLAGS,
@@ -507,7 +507,7 @@ class GraphBuilder:
             function = DML_REDUCE_FUNCTION[function.upper()]
         index = function in (DML_REDUCE_FUNCTION.ARGMIN, DML_REDUCE_FUNCTION.ARGMAX)
         axes = self._reduce_axes(x, axes)
-        desc = DML_REDUCE_OPERATOR_DESC(function, OutputTensor=self._output(x, _reduced_sizes(x.sizes, axes), index_type if index else None), AxisCount=len(axes), Axes=axes)
+        desc = DML_REDUCE_OPERATOR_DESC(function, OutputTensor=self._output(x, _reduced_sizes(x.sizes, axes), index_type if index else None), AxisCount=_count(axes), Axes=axes)
         arguments = {"Function": "function", "Axes": "axes", "AxisCount": "axes", "InputTensor": "x", "OutputTensor": "index_type" if index else "x"}
         return self.add_operator(desc, {"InputTensor": x}, call="reduce", arguments=arguments)[0]
 
@@ -523,7 +523,7 @@ class GraphBuilder:
     def _arg(self, call: str, desc_class: type, x: Any, axes: Any, direction: Any, index_type: Any) -> Tensor:
         x = self._tensor_argument(call, "x", x)
         axes = self._reduce_axes(x, axes)
-        desc = desc_class(OutputTensor=self._output(x, _reduced_sizes(x.sizes, axes), index_type), AxisCount=len(axes), Axes=axes, AxisDirection=direction)
+        desc = desc_class(OutputTensor=self._output(x, _reduced_sizes(x.sizes, axes), index_type), AxisCount=_count(axes), Axes=axes, AxisDirection=direction)
         arguments = {"Axes": "axes", "AxisCount": "axes", "AxisDirection": "direction", "InputTensor": "x", "OutputTensor": "index_type", "OPERATOR.FEATURE_LEVEL": call}
         return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
@@ -704,9 +704,14 @@ def _pooling_sizes(x: Sequence[int], window: Any, strides: Any, start: Any, end:
     return tuple(sizes)
 
 
+def _count(axes: Any) -> int | None:
+    """AxisCount: the number of axes given, or None (derived) for a value validation will name."""
+    return len(axes) if isinstance(axes, list) else None
+
+
 def _reduced_sizes(sizes: Sequence[int], axes: Any) -> tuple[int, ...]:
     """The input's sizes with 1 on every reduced axis (an axis out of range or not an int is left for validation)."""
-    reduced = set(axes) if isinstance(axes, list) else set()
+    reduced = {a for a in axes if isinstance(a, (int, np.integer))} if isinstance(axes, list) else set()
     return tuple(1 if i in reduced else size for i, size in enumerate(sizes))
 
 

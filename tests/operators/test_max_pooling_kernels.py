@@ -400,3 +400,23 @@ def test_graph_max_pooling_with_int32_indices_names_index_type() -> None:
     with pytest.raises(dmlpy.DmlError, match="argument 'index_type'") as caught:
         g.max_pooling(g.input("x", "float32", (1, 1, 4, 4)), 2, output_indices=True, index_type="int32")
     assert_rule(caught.value, "TENSOR.DATA_TYPE_SUPPORT", f"{MAX2}.OutputIndicesTensor.DataType")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument"),
+    [
+        ({"window": "ab"}, "window"),
+        ({"window": [2]}, "window"),
+        ({"window": 2, "strides": 0}, "strides"),
+        ({"window": 2, "dilations": [0, 1]}, "dilations"),
+        ({"window": 2, "start_padding": -1}, "start_padding"),
+        ({"window": 2, "ceil": True, "strides": "x"}, "strides"),
+        ({"window": 2, "output_indices": True, "index_type": "float32"}, "index_type"),
+    ],
+    ids=["a window of letters", "one window size for two spatial axes", "stride 0", "dilation 0", "negative padding",
+         "ceil with strides of letters", "FLOAT32 indices"],
+)
+def test_graph_max_pooling_names_the_bad_argument_never_crashes(kwargs: dict[str, Any], argument: str) -> None:
+    g = dmlpy.GraphBuilder(backend="numpy")
+    with pytest.raises(dmlpy.DmlError, match=f"argument '{argument}'"):
+        g.max_pooling(g.input("x", "float32", (1, 1, 4, 4)), **kwargs)

@@ -386,3 +386,14 @@ def test_graph_argmax_below_feature_level_3_0_names_the_call() -> None:
     g = dmlpy.GraphBuilder(feature_level=FL.LEVEL_2_1, backend="numpy")
     with pytest.raises(dmlpy.DmlError, match="argument 'argmax'"):
         g.argmax(g.input("x", "float32", (1, 1, 2, 3)), 3)
+
+
+@pytest.mark.parametrize(
+    ("function", "axes", "argument"),
+    [("sum", "ab", "axes"), ("sum", [[1]], "axes"), ("sum", 3.5, "axes"), ("sum", [1.5], "axes"), ("nope", [1], "function"), (99, [1], "function")],
+    ids=["axes of letters", "a nested axis", "a float for axes", "a float axis", "an unknown function name", "function 99"],
+)
+def test_graph_reduce_names_the_bad_argument_never_crashes(function: Any, axes: Any, argument: str) -> None:
+    g = dmlpy.GraphBuilder(backend="numpy")
+    with pytest.raises(dmlpy.DmlError, match=f"argument '{argument}'"):
+        g.reduce(g.input("x", "float32", (2, 3)), function, axes)
