@@ -9,6 +9,7 @@
     outputs = program(x=array, w=weights)  # {"y": ndarray}
 
 One function per operator family, with DirectML's (DirectMLX's) defaults: ``average_pooling``,
+``max_pooling`` (optionally with indices), ``reduce``, ``argmax``, ``argmin``,
 ``convolution`` and ``conv_transpose`` (FORWARD and BACKWARD DML_CONVOLUTION), the standalone
 activations (``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``, ``elu``, ``hard_sigmoid``,
 ``softplus``, ``gelu``, ``linear``, ``identity``), ``space_to_depth`` and ``depth_to_space``,
@@ -43,6 +44,7 @@ from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
     DML_FEATURE_LEVEL,
     DML_INTERPOLATION_MODE,
+    DML_REDUCE_FUNCTION,
     DML_TENSOR_FLAGS,
     HRESULT,
 )
@@ -63,13 +65,22 @@ from dmlpy.operators.activation import (
 from dmlpy.operators import activation as _activation_family
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
 from dmlpy.operators.normalization import DML_BATCH_NORMALIZATION_OPERATOR_DESC, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC
-from dmlpy.operators.pooling import DML_AVERAGE_POOLING1_OPERATOR_DESC, DML_AVERAGE_POOLING_OPERATOR_DESC, pooled_size
+from dmlpy.operators.pooling import (
+    DML_AVERAGE_POOLING1_OPERATOR_DESC,
+    DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_MAX_POOLING1_OPERATOR_DESC,
+    DML_MAX_POOLING2_OPERATOR_DESC,
+    DML_MAX_POOLING_OPERATOR_DESC,
+    ceil_shape_allowed,
+    pooled_size,
+)
 from dmlpy.operators.resampling import (
     DML_RESAMPLE1_OPERATOR_DESC,
     DML_RESAMPLE2_OPERATOR_DESC,
     DML_RESAMPLE3_OPERATOR_DESC,
     resample_output_sizes,
 )
+from dmlpy.operators.reduction import DML_ARGMAX_OPERATOR_DESC, DML_ARGMIN_OPERATOR_DESC, DML_REDUCE_OPERATOR_DESC
 from dmlpy.operators.space_depth import (
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
     DML_DEPTH_TO_SPACE_OPERATOR_DESC,
@@ -801,6 +812,102 @@ class GraphBuilder:
                      "Antialiased": "antialiased", "DimensionCount": "x", "ScaleCount": "x", "RESAMPLE.SCALE_VALUE": "scales"}  # fmt: skip
         return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
+    # --- max pooling and reductions ---------------------------------------------------
+
+    def max_pooling(
+        self,
+        x: Tensor,
+        window: Sequence[int],
+        strides: Sequence[int] | None = None,
+        start_padding: Sequence[int] | None = None,
+        end_padding: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        output_indices: bool = False,
+        ceil: bool = False,
+        *,
+        index_type: Any = "uint32",
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """Max pooling; DirectML's defaults: strides 1, no padding, no dilation. One int stands for every spatial axis.
+
+        ``ceil=True`` gives the ceil shape (ONNX's ceil_mode) on the axes where one more window
+        starts inside input + start padding. ``output_indices=True`` also returns the index of
+        each maximum in the input read as one flat array (``index_type`` UINT32 or UINT64), as
+        ``(values, indices)``. Emits MAX_POOLING, or MAX_POOLING2 (MAX_POOLING1 below feature
+        level 2.1) when indices or dilations are asked for, as onnxruntime's DirectML provider does.
+        """
+        x = self._tensor_argument("max_pooling", "x", x)
+        if window is None:
+            msg = f"GraphBuilder.max_pooling at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
+            raise TypeError(msg)
+        spatial = len(x.sizes) - 2
+        window = _per_axis(window, spatial, None)
+        strides = _per_axis(strides, spatial, 1)
+        start_padding = _per_axis(start_padding, spatial, 0)
+        end_padding = _per_axis(end_padding, spatial, 0)
+        dilations = _per_axis(dilations, spatial, 1)
+        sizes = list(_pooling_sizes(x.sizes, window, strides, start_padding, end_padding, dilations))
+        if ceil:
+            for i in range(spatial):
+                try:
+                    sizes[i + 2] += ceil_shape_allowed(x.sizes[i + 2], window[i], strides[i], start_padding[i], end_padding[i], dilations[i])
+                except _INFERENCE_ERRORS:
+                    pass  # validation names the argument
+        common = {"OutputTensor": self._output(x, sizes), "DimensionCount": spatial, "Strides": strides, "WindowSize": window, "StartPadding": start_padding, "EndPadding": end_padding}
+        dilated = not isinstance(dilations, tuple) or any(d != 1 for d in dilations)
+        desc: Any
+        if output_indices or dilated:
+            indices = self._output(x, sizes, index_type) if output_indices else None
+            if dilated or self.feature_level >= DML_FEATURE_LEVEL.LEVEL_2_1:
+                desc = DML_MAX_POOLING2_OPERATOR_DESC(OutputIndicesTensor=indices, Dilations=dilations, **common)
+            else:
+                desc = DML_MAX_POOLING1_OPERATOR_DESC(OutputIndicesTensor=indices, **common)
+        else:
+            desc = DML_MAX_POOLING_OPERATOR_DESC(**common)
+        arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding", "Dilations": "dilations",
+                     "OutputTensor": "x", "InputTensor": "x", "DimensionCount": "window", "OutputIndicesTensor": "index_type", "OPERATOR.FEATURE_LEVEL": "output_indices"}  # fmt: skip
+        outputs = self.add_operator(desc, {"InputTensor": x}, call="max_pooling", arguments=arguments)
+        return (outputs[0], outputs[1]) if output_indices else outputs[0]
+
+    def reduce(self, x: Tensor, function: DML_REDUCE_FUNCTION | str, axes: Sequence[int] | int | None = None, *, index_type: Any = "uint32") -> Tensor:
+        """DML_REDUCE_OPERATOR_DESC: ``function`` a DML_REDUCE_FUNCTION or its name (``"sum"``, ``"log_sum_exp"``, ...).
+
+        ``axes`` None means every axis (one output element). The output keeps the rank with size
+        1 on the reduced axes; ARGMIN and ARGMAX write ``index_type`` (UINT32 at every level).
+        """
+        x = self._tensor_argument("reduce", "x", x)
+        if isinstance(function, str) and function.upper() in DML_REDUCE_FUNCTION.__members__:
+            function = DML_REDUCE_FUNCTION[function.upper()]
+        index = function in (DML_REDUCE_FUNCTION.ARGMIN, DML_REDUCE_FUNCTION.ARGMAX)
+        axes = self._reduce_axes(x, axes)
+        desc = DML_REDUCE_OPERATOR_DESC(function, OutputTensor=self._output(x, _reduced_sizes(x.sizes, axes), index_type if index else None), AxisCount=_count(axes), Axes=axes)
+        arguments = {"Function": "function", "Axes": "axes", "AxisCount": "axes", "InputTensor": "x", "OutputTensor": "index_type" if index else "x"}
+        return self.add_operator(desc, {"InputTensor": x}, call="reduce", arguments=arguments)[0]
+
+    def argmax(self, x: Tensor, axes: Sequence[int] | int | None = None, direction: DML_AXIS_DIRECTION | int = DML_AXIS_DIRECTION.INCREASING, *, index_type: Any = "uint32") -> Tensor:
+        """DML_ARGMAX_OPERATOR_DESC (feature level 3.0): the position of each maximum, counted row-major over ``axes``
+        (None: every axis); ``direction`` INCREASING takes the first of equal maxima, DECREASING the last."""
+        return self._arg("argmax", DML_ARGMAX_OPERATOR_DESC, x, axes, direction, index_type)
+
+    def argmin(self, x: Tensor, axes: Sequence[int] | int | None = None, direction: DML_AXIS_DIRECTION | int = DML_AXIS_DIRECTION.INCREASING, *, index_type: Any = "uint32") -> Tensor:
+        """DML_ARGMIN_OPERATOR_DESC (feature level 3.0): as ``argmax``, for the minimum."""
+        return self._arg("argmin", DML_ARGMIN_OPERATOR_DESC, x, axes, direction, index_type)
+
+    def _arg(self, call: str, desc_class: type, x: Any, axes: Any, direction: Any, index_type: Any) -> Tensor:
+        x = self._tensor_argument(call, "x", x)
+        axes = self._reduce_axes(x, axes)
+        desc = desc_class(OutputTensor=self._output(x, _reduced_sizes(x.sizes, axes), index_type), AxisCount=_count(axes), Axes=axes, AxisDirection=direction)
+        arguments = {"Axes": "axes", "AxisCount": "axes", "AxisDirection": "direction", "InputTensor": "x", "OutputTensor": "index_type", "OPERATOR.FEATURE_LEVEL": call}
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
+    @staticmethod
+    def _reduce_axes(x: Tensor, axes: Any) -> Any:
+        """Every axis for None, one int as a one-axis list; anything else as given, for validation to judge."""
+        if axes is None:
+            return list(range(len(x.sizes)))
+        if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+            return [int(axes)]
+        return list(axes) if isinstance(axes, (list, tuple, np.ndarray)) else axes
+
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
         if value is None and optional:
@@ -988,6 +1095,17 @@ def _pooling_sizes(x: Sequence[int], window: Any, strides: Any, start: Any, end:
             size = 1
         sizes.append(size if isinstance(size, int) and size >= 1 else 1)
     return tuple(sizes)
+
+
+def _count(axes: Any) -> int | None:
+    """AxisCount: the number of axes given, or None (derived) for a value validation will name."""
+    return len(axes) if isinstance(axes, list) else None
+
+
+def _reduced_sizes(sizes: Sequence[int], axes: Any) -> tuple[int, ...]:
+    """The input's sizes with 1 on every reduced axis (an axis out of range or not an int is left for validation)."""
+    reduced = {a for a in axes if isinstance(a, (int, np.integer))} if isinstance(axes, list) else set()
+    return tuple(1 if i in reduced else size for i, size in enumerate(sizes))
 
 
 def _as_dml_bias(bias: Tensor, rank: int) -> Tensor:

@@ -1,4 +1,4 @@
-"""Average pooling: DML_AVERAGE_POOLING_OPERATOR_DESC and DML_AVERAGE_POOLING1_OPERATOR_DESC.
+"""Pooling: DML_AVERAGE_POOLING(1)_OPERATOR_DESC, and DML_MAX_POOLING(1, 2)_OPERATOR_DESC (see their section below).
 
 Facts: the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_OPERATOR_DESC page. Decisions (docs/deviations.md):
 
@@ -32,7 +32,7 @@ from dmlpy.operators.descs.pooling import (
 )
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, numpy_dtype
 
 
 AnyAveragePooling = DML_AVERAGE_POOLING_OPERATOR_DESC | DML_AVERAGE_POOLING1_OPERATOR_DESC
@@ -385,6 +385,7 @@ MAX_ZERO = rule("MAX_POOLING.ZERO", "Every stride, window size and dilation is a
 MAX_BATCH_CHANNELS = rule("MAX_POOLING.BATCH_AND_CHANNELS", "OutputTensor keeps the input's N and C: Sizes[0] and Sizes[1] are equal.", source=MAX_PAGE)
 MAX_WINDOW_TOO_LARGE = rule("MAX_POOLING.WINDOW_LARGER_THAN_INPUT", "The dilated window fits the padded input: (w - 1) * d + 1 <= in + start + end.", source="onnxruntime InitializeKernelOutputDimensions; docs/deviations.md")
 MAX_OUTPUT_SIZE = rule("MAX_POOLING.OUTPUT_SIZE", "Each output spatial size is (in + start + end - ((w - 1) * d + 1)) / s + 1, or one more where the ceil shape is allowed.", source=f"{MAX_PAGE}; docs/deviations.md")
+MAX_EMPTY_WINDOW = rule("MAX_POOLING.EMPTY_WINDOW", "No window lies wholly in padding (its maximum is over no element: the type's lowest value, index all ones).", source="docs/deviations.md", severity=Severity.WARNING)
 MAX_INDICES_SIZES = rule("MAX_POOLING.INDICES_SIZES", "OutputIndicesTensor, when given, has OutputTensor's Sizes.", source=MAX_PAGE)
 
 
@@ -409,6 +410,7 @@ def _check_max_pooling(ctx: Checker, desc: AnyMaxPooling, path: str, buffers: di
     if not all(positive):
         return
     dilations = dilations_of(desc)
+    errors_before = len([f for f in ctx.findings if f.severity is Severity.ERROR])
     for i in range(count):
         axis = i + 2
         size, w, s, sp, ep, d = x.Sizes[axis], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], desc.EndPadding[i], dilations[i]
@@ -426,6 +428,86 @@ def _check_max_pooling(ctx: Checker, desc: AnyMaxPooling, path: str, buffers: di
         dilation_note = f"; the page's snippet without Dilations would give {pooled_size(size, w, s, sp, ep)}, but Dilations[{i}] = {d} widens the window" if d != 1 else ""
         ctx.fail(MAX_OUTPUT_SIZE, f"{path}.OutputTensor.Sizes[{axis}]", actual=actual, expected=floor_size,
                  message=f"is {actual}, expected {floor_size} = ({size} + {sp} + {ep} - {window_text}) / {s} + 1{ceil_note}{dilation_note}")  # fmt: skip
+    if errors_before == len([f for f in ctx.findings if f.severity is Severity.ERROR]):
+        _check_max_empty_windows(ctx, desc, path, x.Sizes, y.Sizes)
+
+
+def _check_max_empty_windows(ctx: Checker, desc: AnyMaxPooling, path: str, x_sizes: Sequence[int], y_sizes: Sequence[int]) -> None:
+    """A window with no tap on the input (wholly in padding): the closed-form count of average pooling, per dim."""
+    assert desc.Strides is not None and desc.WindowSize is not None and desc.StartPadding is not None
+    dilations = dilations_of(desc)
+    for i in range(desc.DimensionCount or 0):
+        args = (x_sizes[i + 2], desc.WindowSize[i], desc.Strides[i], desc.StartPadding[i], dilations[i])
+        count = empty_window_count(y_sizes[i + 2], *args)
+        if count:
+            first = empty_window_positions(y_sizes[i + 2], *args, limit=8)
+            ctx.fail(MAX_EMPTY_WINDOW, f"{path}.OutputTensor.Sizes[{i + 2}]", actual=first, expected="windows that touch the input",
+                     message=f"{count} output position{'s' * (count != 1)} {fmt(first)}{' ...' if count > len(first) else ''} along spatial dim {i} "
+                             f"{'has a window' if count == 1 else 'have windows'} wholly in padding; their maximum is over no element: "
+                             "the type's lowest value (-inf for floats), index all ones")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------
+# Max pooling's NumPy kernel: gather every window's taps on the input, then take the first maximum.
+#
+# Along one spatial axis the taps of output o sit at o*s - start + k*d for k in [0, w); the ones on
+# the input are k = kmin..kmax (closed form, _tap_range). Gathering the j-th on-input tap of every
+# window (j below the most any window has, at most the input's length) gives, per axis, a
+# (outputs, taps) table of positions and a validity mask; indexing the input with those tables on
+# every spatial axis at once gives each window's taps in row-major window order (k increasing on
+# each axis), so "the first value encountered" is the first hit along the flattened tap axis.
+# Padding is never gathered, so it never wins; nothing the size of the padding, the window, the
+# stride or the dilation is materialized. The indices gather np.arange over the input's logical
+# shape the same way: "the input tensor as a contiguous one-dimensional array", whatever its
+# Strides. NaN: a number beats a NaN (maxNum, as HLSL's max and dmlpy's ELEMENT_WISE_MAX); a
+# window whose taps are all NaN gives NaN at its first tap (docs/deviations.md).
+
+ALL_ONES_INDEX = -1  # an empty window's index, stored as the unsigned all-ones value (docs/deviations.md)
+
+
+def _gather_windows(x: np.ndarray, out_spatial: Sequence[int], desc: AnyMaxPooling) -> tuple[np.ndarray, np.ndarray]:
+    """Every window's on-input taps, ``(N, C, *out, taps)``, and which of them are real taps."""
+    assert desc.WindowSize is not None and desc.Strides is not None and desc.StartPadding is not None
+    spatial = len(out_spatial)
+    positions, masks = [], []
+    axes = zip(out_spatial, desc.WindowSize, desc.Strides, desc.StartPadding, dilations_of(desc), strict=True)
+    for i, (out, w, s, sp, d) in enumerate(axes):
+        first, kmin, kmax = _tap_range(out, w, s, sp, d, 0, x.shape[2 + i])
+        count = np.maximum(0, kmax - kmin + 1)
+        j = np.arange(max(1, int(count.max(initial=0))))
+        taken = j[None, :] < count[:, None]
+        shape = [1] * (2 * spatial)
+        shape[2 * i : 2 * i + 2] = taken.shape
+        positions.append(np.where(taken, (first + kmin * d)[:, None] + j[None, :] * d, 0).reshape(shape))
+        masks.append(taken.reshape(shape))
+    order = [0, 1, *range(2, 2 + 2 * spatial, 2), *range(3, 3 + 2 * spatial, 2)]  # N, C, outputs..., taps...
+    gathered = x[(slice(None), slice(None), *positions)].transpose(order)
+    valid = np.logical_and.reduce(np.broadcast_arrays(*masks)).transpose([o - 2 for o in order[2:]])
+    return gathered.reshape(*gathered.shape[: 2 + spatial], -1), valid.reshape(*valid.shape[:spatial], -1)
+
+
+def max_pooling_reference(desc: AnyMaxPooling, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    assert x is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
+    out_spatial = tuple(desc.OutputTensor.Desc.Sizes or ())[2:]
+    values, valid = _gather_windows(x, out_spatial, desc)
+    valid = np.broadcast_to(valid, values.shape)
+    floating = x.dtype.kind == "f"
+    lowest = x.dtype.type(-np.inf) if floating else np.iinfo(x.dtype).min
+    number = valid & ~np.isnan(values) if floating else valid
+    best = np.where(number, values, lowest).max(axis=-1, keepdims=True)
+    # the first hit; a window of NaNs only has none, and argmax gives its first tap (a NaN: the
+    # gathered taps fill each axis from j = 0, so a window's first tap is always on the input)
+    first = (number & (values == best)).argmax(axis=-1)[..., None]
+    empty = ~valid.any(axis=-1)
+    y = np.where(empty, lowest, np.take_along_axis(values, first, axis=-1)[..., 0])
+    results = {"OutputTensor": y.astype(x.dtype)}
+    indices_desc = getattr(desc, "OutputIndicesTensor", None)
+    if indices_desc is not None:
+        indices, _ = _gather_windows(np.arange(x.size, dtype=np.int64).reshape(x.shape), out_spatial, desc)
+        index = np.where(empty, ALL_ONES_INDEX, np.take_along_axis(indices, first, axis=-1)[..., 0])
+        results["OutputIndicesTensor"] = index.astype(numpy_dtype(indices_desc.Desc.DataType))
+    return results
 
 
 for _type, _class in (
@@ -433,7 +515,7 @@ for _type, _class in (
     (DML_OPERATOR_TYPE.MAX_POOLING1, DML_MAX_POOLING1_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.MAX_POOLING2, DML_MAX_POOLING2_OPERATOR_DESC),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_max_pooling, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_max_pooling, max_pooling_reference, native=False, generic_rules=True))
 
 __all__ = [
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",
@@ -444,5 +526,6 @@ __all__ = [
     "average_pooling_output_sizes",
     "average_pooling_reference",
     "ceil_shape_allowed",
+    "max_pooling_reference",
     "pooled_size",
 ]

@@ -6,6 +6,9 @@ ARGMAX, whose output types the per-function support tables give), the ARGMIN and
 (the same sizes rule, stated in their remarks), and the TOP_K and TOP_K1 pages (both outputs
 have the input's sizes with ``K`` on ``Axis``). Decisions (docs/deviations.md): a repeated axis
 is a warning, the pages being silent about it; top-k's ``K`` may equal the axis size.
+
+REDUCE (every DML_REDUCE_FUNCTION), ARGMIN and ARGMAX have a NumPy kernel (the native backend
+runs it too); TOP_K and TOP_K1 are validated only.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dmlpy.enums import DML_OPERATOR_TYPE, DML_REDUCE_FUNCTION
+import numpy as np
+
+from dmlpy.enums import DML_AXIS_DIRECTION, DML_OPERATOR_TYPE, DML_REDUCE_FUNCTION
 from dmlpy.errors import Severity
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.descs.reduction import (
@@ -25,7 +30,7 @@ from dmlpy.operators.descs.reduction import (
 )
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
-from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
+from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, numpy_dtype
 
 REDUCE_PAGE = "ns-directml-dml_reduce_operator_desc"
 AXIS_RANGE = rule("REDUCE.AXIS_RANGE", "Every entry of Axes is in [0, InputTensor.DimensionCount - 1].", source=REDUCE_PAGE)
@@ -99,14 +104,100 @@ def _check_top_k(ctx: Checker, desc: DML_TOP_K_OPERATOR_DESC | DML_TOP_K1_OPERAT
                       why=f"K (Axis = {axis})" if i == axis else f"InputTensor.Sizes[{i}]")  # fmt: skip
 
 
-for _type, _class, _check in (
-    (DML_OPERATOR_TYPE.REDUCE, DML_REDUCE_OPERATOR_DESC, _check_reduce),
-    (DML_OPERATOR_TYPE.ARGMIN, DML_ARGMIN_OPERATOR_DESC, _check_reduce),
-    (DML_OPERATOR_TYPE.ARGMAX, DML_ARGMAX_OPERATOR_DESC, _check_reduce),
-    (DML_OPERATOR_TYPE.TOP_K, DML_TOP_K_OPERATOR_DESC, _check_top_k),
-    (DML_OPERATOR_TYPE.TOP_K1, DML_TOP_K1_OPERATOR_DESC, _check_top_k),
+# ---------------------------------------------------------------------------------------
+# NumPy kernels. The reduced axes (in the input's dimension order, a repeated one once) move to the
+# end and flatten into one: each output element reduces one row of that table, and a position in
+# the row is the index ARGMIN and ARGMAX report ("with respect to the provided input axes": row-major
+# over the reduced axes, the ARGMAX page's example 3 gives 7 for the element at {2, 1} of a {3, 3}
+# input). The result is reshaped to OutputTensor's Sizes (1 on every reduced axis).
+#
+# Working types: FLOAT32 computes in float64 and FLOAT16 in float32, each result rounded once to
+# the output type; integers (SUM, MULTIPLY, L1, SUM_SQUARE, MIN, MAX) compute in their own type and
+# wrap as two's complement does. MIN and MAX (and ARGMIN and ARGMAX) let a number beat a NaN
+# (IEEE 754 minNum/maxNum, as HLSL's min/max and dmlpy's ELEMENT_WISE_MIN/MAX); a row of NaNs gives
+# NaN (at its first, or with DECREASING its last, position). LOG_SUM_EXP is max + log(sum(exp(x - max))),
+# the documented log(exp(x1) + ... + exp(xn)) without the overflow of its intermediate sum
+# (docs/deviations.md).
+
+
+def _rows(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """``x`` with the reduced axes moved last, in dimension order, and flattened into one."""
+    reduced = sorted(set(axes))
+    kept = [a for a in range(x.ndim) if a not in reduced]
+    moved = x.transpose(kept + reduced)
+    return moved.reshape(*moved.shape[: len(kept)], -1)
+
+
+def _work(x: np.ndarray) -> np.ndarray:
+    """Floats in their working type (float64 for FLOAT32, float32 for FLOAT16); integers as they are."""
+    if x.dtype.kind != "f":
+        return x
+    return x.astype(np.float32 if x.dtype == np.float16 else np.float64)
+
+
+def _log_sum_exp(rows: np.ndarray) -> np.ndarray:
+    top = rows.max(axis=-1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0)  # a row holding +inf or only -inf: the plain formula is exact
+    return (np.log(np.exp(rows - shift).sum(axis=-1, keepdims=True)) + shift)[..., 0]
+
+
+def _extreme(rows: np.ndarray, largest: bool) -> np.ndarray:
+    return (np.fmax if largest else np.fmin).reduce(rows, axis=-1)
+
+
+REDUCTIONS: dict[DML_REDUCE_FUNCTION, Any] = {
+    DML_REDUCE_FUNCTION.SUM: lambda r: r.sum(axis=-1, dtype=r.dtype),
+    DML_REDUCE_FUNCTION.MULTIPLY: lambda r: r.prod(axis=-1, dtype=r.dtype),
+    DML_REDUCE_FUNCTION.AVERAGE: lambda r: r.sum(axis=-1) / r.shape[-1],
+    DML_REDUCE_FUNCTION.L1: lambda r: np.abs(r).sum(axis=-1, dtype=r.dtype),
+    DML_REDUCE_FUNCTION.L2: lambda r: np.sqrt(np.square(r).sum(axis=-1)),
+    DML_REDUCE_FUNCTION.SUM_SQUARE: lambda r: np.square(r).sum(axis=-1, dtype=r.dtype),
+    DML_REDUCE_FUNCTION.LOG_SUM: lambda r: np.log(r.sum(axis=-1)),
+    DML_REDUCE_FUNCTION.LOG_SUM_EXP: _log_sum_exp,
+    DML_REDUCE_FUNCTION.MAX: lambda r: _extreme(r, largest=True),
+    DML_REDUCE_FUNCTION.MIN: lambda r: _extreme(r, largest=False),
+}
+
+
+def arg_extreme(rows: np.ndarray, largest: bool, last: bool) -> np.ndarray:
+    """Per row, the position of its first (``last``: last) largest or smallest element; a number beats a NaN."""
+    if rows.dtype.kind == "f":
+        best = _extreme(rows, largest)[..., None]
+        hit = (rows == best) | (np.isnan(rows) & np.isnan(best))  # a row of NaNs only: its NaNs
+    else:
+        hit = rows == (rows.max if largest else rows.min)(axis=-1, keepdims=True)
+    if last:
+        return rows.shape[-1] - 1 - hit[..., ::-1].argmax(axis=-1)
+    return hit.argmax(axis=-1)
+
+
+def reduce_reference(desc: AnyReduce, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """REDUCE (every DML_REDUCE_FUNCTION), ARGMIN and ARGMAX."""
+    x = inputs["InputTensor"]
+    assert x is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
+    out = desc.OutputTensor.Desc
+    rows = _rows(_work(x), desc.Axes or ())
+    if isinstance(desc, DML_REDUCE_OPERATOR_DESC) and desc.Function not in ARG_FUNCTIONS:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            y = REDUCTIONS[DML_REDUCE_FUNCTION(desc.Function)](rows)
+    else:
+        if isinstance(desc, DML_REDUCE_OPERATOR_DESC):  # the ARGMAX page: REDUCE's ARGMAX is INCREASING
+            largest, last = desc.Function == DML_REDUCE_FUNCTION.ARGMAX, False
+        else:
+            largest, last = isinstance(desc, DML_ARGMAX_OPERATOR_DESC), desc.AxisDirection == DML_AXIS_DIRECTION.DECREASING
+        y = arg_extreme(rows, largest, last)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return {"OutputTensor": np.asarray(y).astype(numpy_dtype(out.DataType)).reshape(tuple(out.Sizes or ()))}
+
+
+for _type, _class, _check, _kernel in (
+    (DML_OPERATOR_TYPE.REDUCE, DML_REDUCE_OPERATOR_DESC, _check_reduce, reduce_reference),
+    (DML_OPERATOR_TYPE.ARGMIN, DML_ARGMIN_OPERATOR_DESC, _check_reduce, reduce_reference),
+    (DML_OPERATOR_TYPE.ARGMAX, DML_ARGMAX_OPERATOR_DESC, _check_reduce, reduce_reference),
+    (DML_OPERATOR_TYPE.TOP_K, DML_TOP_K_OPERATOR_DESC, _check_top_k, None),
+    (DML_OPERATOR_TYPE.TOP_K1, DML_TOP_K1_OPERATOR_DESC, _check_top_k, None),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=False, generic_rules=True))
 
 __all__ = [
     "DML_ARGMAX_OPERATOR_DESC",
@@ -114,4 +205,7 @@ __all__ = [
     "DML_REDUCE_OPERATOR_DESC",
     "DML_TOP_K1_OPERATOR_DESC",
     "DML_TOP_K_OPERATOR_DESC",
+    "REDUCTIONS",
+    "arg_extreme",
+    "reduce_reference",
 ]

@@ -60,9 +60,11 @@ from dmlpy import (
     buffer_tensor,
     nhwc_strides,
 )
-from dmlpy.enums import DML_AXIS_DIRECTION, DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_INTERPOLATION_MODE, DML_IS_INFINITY_MODE, DML_PADDING_MODE, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
+from dmlpy.enums import DML_AXIS_DIRECTION, DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_INTERPOLATION_MODE, DML_IS_INFINITY_MODE, DML_PADDING_MODE, DML_REDUCE_FUNCTION, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
 from dmlpy.operators import data_movement as dm
 from dmlpy.operators.descs import OPERATORS as DESCS
+from dmlpy.operators.descs import DML_MAX_POOLING1_OPERATOR_DESC, DML_MAX_POOLING2_OPERATOR_DESC, DML_MAX_POOLING_OPERATOR_DESC
+from dmlpy.operators.reduction import DML_ARGMAX_OPERATOR_DESC, DML_ARGMIN_OPERATOR_DESC, DML_REDUCE_OPERATOR_DESC
 from dmlpy.operators.element_wise import KERNELS
 from dmlpy.operators.normalization import (
     DML_BATCH_NORMALIZATION_OPERATOR_DESC,
@@ -114,6 +116,32 @@ def _pool1() -> Any:
 
 def _pool3d() -> Any:
     return DML_AVERAGE_POOLING_OPERATOR_DESC(buffer_tensor("float16", (1, 1, 4, 4, 4)), buffer_tensor("float16", (1, 1, 2, 2, 2)), 3, (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), False)
+
+
+def _max_pool(cls: type, index_type: str | None = None, dtype: str = F32) -> Callable[[], Any]:
+    def build() -> Any:
+        tensors = [buffer_tensor(dtype, (1, 2, 5, 5)), buffer_tensor(dtype, (1, 2, 3, 3))]
+        dilated = cls is DML_MAX_POOLING2_OPERATOR_DESC
+        if cls is not DML_MAX_POOLING_OPERATOR_DESC:
+            tensors.append(buffer_tensor(index_type, (1, 2, 2, 2) if dilated else (1, 2, 3, 3)) if index_type else None)
+        if dilated:  # window 2 with dilation 2 and stride 2 on 5 + 1 + 0: (6 - 3) / 2 + 1 = 2
+            tensors[1] = buffer_tensor(dtype, (1, 2, 2, 2))
+            return cls(*tensors, 2, (2, 2), (2, 2), (1, 1), (0, 0), (2, 2))
+        return cls(*tensors, 2, (2, 2), (3, 3), (1, 1), (1, 1))
+
+    return build
+
+
+def _reduce(function: Any, axes: list[int], out_type: str = F32) -> Callable[[], Any]:
+    def build() -> Any:
+        out = tuple(1 if i in axes else s for i, s in enumerate((2, 3, 4, 5)))
+        return DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(F32, (2, 3, 4, 5)), buffer_tensor(out_type, out), len(axes), axes)
+
+    return build
+
+
+def _arg(cls: type, direction: Any, out_type: str = "int64") -> Callable[[], Any]:
+    return lambda: cls(buffer_tensor(F32, (2, 3, 4)), buffer_tensor(out_type, (2, 1, 1)), 2, [1, 2], direction)
 
 
 def _conv(bias: bool, fused: Any, owned_filter: bool = False) -> Any:
@@ -183,6 +211,14 @@ CASES: list[Case] = [
     Case("average pooling on an NHWC-strided input", OP.AVERAGE_POOLING, lambda: _pool(False, nhwc_strides((1, 2, 5, 5))), _inputs(InputTensor=X4)),
     Case("3-D average pooling in FLOAT16", OP.AVERAGE_POOLING, _pool3d, _inputs(InputTensor=_rand((1, 1, 4, 4, 4), np.float16))),
     Case("average pooling1 with Dilations", OP.AVERAGE_POOLING1, _pool1, _inputs(InputTensor=_rand((1, 1, 7, 7)))),
+    Case("max pooling with padding", OP.MAX_POOLING, _max_pool(DML_MAX_POOLING_OPERATOR_DESC), _inputs(InputTensor=X4)),
+    Case("max pooling1 with UINT32 indices", OP.MAX_POOLING1, _max_pool(DML_MAX_POOLING1_OPERATOR_DESC, "uint32"), _inputs(InputTensor=X4)),
+    Case("max pooling2 with Dilations and UINT64 indices", OP.MAX_POOLING2, _max_pool(DML_MAX_POOLING2_OPERATOR_DESC, "uint64"), _inputs(InputTensor=X4)),
+    Case("max pooling2 in FLOAT16 without indices", OP.MAX_POOLING2, _max_pool(DML_MAX_POOLING2_OPERATOR_DESC, dtype="float16"), _inputs(InputTensor=_rand((1, 2, 5, 5), np.float16))),
+    Case("reduce LOG_SUM_EXP over axes 1 and 3", OP.REDUCE, _reduce(DML_REDUCE_FUNCTION.LOG_SUM_EXP, [1, 3]), _inputs(InputTensor=_rand((2, 3, 4, 5)))),
+    Case("reduce ARGMAX into UINT32", OP.REDUCE, _reduce(DML_REDUCE_FUNCTION.ARGMAX, [2], "uint32"), _inputs(InputTensor=_rand((2, 3, 4, 5)))),
+    Case("argmin DECREASING into INT64", OP.ARGMIN, _arg(DML_ARGMIN_OPERATOR_DESC, DML_AXIS_DIRECTION.DECREASING), _inputs(InputTensor=_rand((2, 3, 4)))),
+    Case("argmax INCREASING into UINT32", OP.ARGMAX, _arg(DML_ARGMAX_OPERATOR_DESC, DML_AXIS_DIRECTION.INCREASING, "uint32"), _inputs(InputTensor=_rand((2, 3, 4)))),
     Case("space to depth", OP.SPACE_TO_DEPTH, _space_depth(DML_SPACE_TO_DEPTH_OPERATOR_DESC, None, True), _inputs(InputTensor=_rand((1, 2, 4, 6)))),
     Case("space to depth on NHWC strides", OP.SPACE_TO_DEPTH, _nhwc_space_to_depth, _inputs(InputTensor=_rand((1, 3, 4, 4)))),
     Case("depth to space", OP.DEPTH_TO_SPACE, _space_depth(DML_DEPTH_TO_SPACE_OPERATOR_DESC, None, False), _inputs(InputTensor=_rand((1, 8, 2, 3)))),

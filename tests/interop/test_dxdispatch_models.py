@@ -94,6 +94,7 @@ EXPECTED = {
     "dml_element_wise_clip": ("A", [-2.5, -2.5, -2, -1, 0, 1, 2, 2.5, 2.5]),  # in place, bounds -2.5 and 2.5
     "dml_element_wise_identity": ("Out", [1 * 2 + 10, 2 * 2 + 10, 3 * 2 + 10]),  # ScaleBias {2, 10}
     "dml_owned_tensors": ("Out", [6, 10, -2]),
+    "dml_reduce": ("output", [1 + 2 + 3, 4 + 5 + 6, 7 + 8 + 9]),  # REDUCE SUM of 1..9 as {1,1,3,3} over axis 3: the row sums
     "dml_scalar_union_fp16": ("output", [2, 2, 3, 4, 4]),  # CLIP1 of 1..5 to [2, 4] in FLOAT16
     "dml_slice": ("output", [7, 9, 12, 14, 17, 19]),  # rows 1..3, columns 1 and 3 of 1..25 as 5x5
     "dml_split": ("Out3", [5, 6]),  # the third pair of 1..6
@@ -106,7 +107,7 @@ def _add_npy_expected() -> np.ndarray:
     return np.load(MODELS_DIR / "dml_element_wise_add_input.npy").astype(np.float32).ravel() + np.fromfile(MODELS_DIR / "dml_element_wise_add_input.dat", dtype=np.float32)
 
 
-def test_example_models_with_kernels_are_the_convolutions_the_element_wise_and_the_data_movement_ones() -> None:
+def test_example_models_with_kernels_are_the_convolutions_the_element_wise_the_data_movement_ones_and_reduce() -> None:
     runnable = {p.stem for p in MODELS if _runnable(dx.read_model(p))}
     assert runnable == {"dml_convolution_2d", "dml_convolution_3d", "dml_element_wise_add_npy", *EXPECTED}
 
