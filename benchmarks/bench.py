@@ -194,8 +194,40 @@ def _pool_workload(name: str, shape: tuple[int, ...], window: int, stride: int, 
     )  # fmt: skip
 
 
+def _max_pool_workload(name: str, shape: tuple[int, ...], window: int, stride: int, pad: int, *, dtype: Any = np.float32) -> Workload:
+    """MAX_POOLING (values only, as ResNet's stem MaxPool) against MaxPool and F.max_pool2d."""
+    spatial = len(shape) - 2
+    out = dmlpy.average_pooling_output_sizes(shape, (window,) * spatial, (stride,) * spatial, (pad,) * spatial, (pad,) * spatial)
+    desc = dmlpy.DML_MAX_POOLING_OPERATOR_DESC(
+        InputTensor=buffer_tensor(dtype, shape), OutputTensor=buffer_tensor(dtype, out), DimensionCount=spatial,
+        Strides=(stride,) * spatial, WindowSize=(window,) * spatial, StartPadding=(pad,) * spatial, EndPadding=(pad,) * spatial,
+    )  # fmt: skip
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[window] * spatial, strides=[stride] * spatial, pads=[pad] * (2 * spatial))
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", elem, list(shape))], [helper.make_tensor_value_info("y", elem, list(out))])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        pool = F.max_pool2d if spatial == 2 else F.max_pool3d
+        return pool(t["InputTensor"], window, stride, pad)
+
+    itemsize = np.dtype(dtype).itemsize
+    return Workload(
+        name, desc, {"InputTensor": x}, onnx_model, lambda i: {"x": i["InputTensor"]}, torch_fn,
+        bytes_moved=(int(np.prod(shape)) + int(np.prod(out))) * itemsize, tolerance=0.0,
+    )  # fmt: skip
+
+
 def pooling_workloads() -> list[Workload]:
     return [
+        _max_pool_workload("maxpool 8x64x112x112 k3 s2 p1 fp32", (8, 64, 112, 112), 3, 2, 1),
         _pool_workload("avgpool 8x64x112x112 k3 s2 p1 excl-pad fp32", (8, 64, 112, 112), 3, 2, 1, include_padding=False),
         _pool_workload("avgpool 8x64x112x112 k3 s2 p1 incl-pad fp32", (8, 64, 112, 112), 3, 2, 1, include_padding=True),
         _pool_workload("avgpool 8x64x112x112 k3 s2 p1 excl-pad fp16", (8, 64, 112, 112), 3, 2, 1, include_padding=False, dtype=np.float16),

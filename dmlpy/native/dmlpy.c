@@ -31,6 +31,10 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_SPACE_TO_DEPTH1:
     case DML_OPERATOR_DEPTH_TO_SPACE1:
         return kernels->space_depth(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_MAX_POOLING:
+    case DML_OPERATOR_MAX_POOLING1:
+    case DML_OPERATOR_MAX_POOLING2:
+        return kernels->max_pooling(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_CONVOLUTION:
         return kernels->convolution(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_ACTIVATION_ELU:

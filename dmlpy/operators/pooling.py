@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlpy.enums import DML_OPERATOR_TYPE
+from dmlpy.enums import DML_OPERATOR_TYPE, DML_TENSOR_DATA_TYPE
 from dmlpy.errors import Severity, ints_argument
 from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.descs.pooling import (
@@ -510,12 +510,18 @@ def max_pooling_reference(desc: AnyMaxPooling, inputs: dict[str, np.ndarray | No
     return results
 
 
+def _floating_max_pooling(desc: AnyMaxPooling) -> bool:
+    """The C kernel (max_pooling.c) takes FLOAT32 and FLOAT16; the integer types run on the NumPy kernel."""
+    return desc.InputTensor.Desc.DataType in (DML_TENSOR_DATA_TYPE.FLOAT32, DML_TENSOR_DATA_TYPE.FLOAT16)
+
+
 for _type, _class in (
     (DML_OPERATOR_TYPE.MAX_POOLING, DML_MAX_POOLING_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.MAX_POOLING1, DML_MAX_POOLING1_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.MAX_POOLING2, DML_MAX_POOLING2_OPERATOR_DESC),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_max_pooling, max_pooling_reference, native=False, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_max_pooling, max_pooling_reference, native=True, native_covers=_floating_max_pooling,
+                          generic_rules=True))  # fmt: skip
 
 __all__ = [
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",

@@ -47,6 +47,8 @@ enum {
  *   and the ACTIVATION_* operators: 1 input (InputTensor), 1 output (OutputTensor).
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
+ *   MAX_POOLING (58): 1 input (InputTensor), 1 output (OutputTensor). MAX_POOLING1 (91), MAX_POOLING2 (110):
+ *   1 input, 2 outputs (OutputTensor, OutputIndicesTensor; Data NULL when the desc has no indices).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
  *   calling thread only.
  * Returns DMLPY_OK or one of the DMLPY_E_* codes; on error nothing has been written. */

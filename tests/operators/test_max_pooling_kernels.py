@@ -7,8 +7,9 @@ the DML_MAX_POOLING2_OPERATOR_DESC page: the maximum over the window's elements 
 wins), and OutputIndicesTensor's "zero-based" indices that "treat the input tensor as a contiguous
 one-dimensional array", pointing at "the first value encountered" among equal maxima. The
 decisions the page leaves open (NaN, a window wholly in padding, an input with Strides) are in
-docs/deviations.md and tested here. The native backend has no C kernel for max pooling and runs
-the NumPy kernel: the ``device`` fixture runs every test on both.
+docs/deviations.md and tested here. The ``device`` fixture runs every test on both backends: the
+native one runs FLOAT32 and FLOAT16 on the C kernel (max_pooling.c, compared bit for bit with this
+NumPy kernel in test_max_pooling_native.py) and the integer types on the NumPy kernel.
 """
 
 from __future__ import annotations
