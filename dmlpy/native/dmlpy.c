@@ -44,6 +44,26 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ACTIVATION_TANH:
     case DML_OPERATOR_ACTIVATION_GELU:
         return kernels->activation(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_ELEMENT_WISE_ADD:
+    case DML_OPERATOR_ELEMENT_WISE_ADD1:
+    case DML_OPERATOR_ELEMENT_WISE_SUBTRACT:
+    case DML_OPERATOR_ELEMENT_WISE_MULTIPLY:
+    case DML_OPERATOR_ELEMENT_WISE_DIVIDE:
+    case DML_OPERATOR_ELEMENT_WISE_MAX:
+    case DML_OPERATOR_ELEMENT_WISE_MIN:
+    case DML_OPERATOR_ELEMENT_WISE_POW:
+    case DML_OPERATOR_ELEMENT_WISE_IDENTITY:
+    case DML_OPERATOR_ELEMENT_WISE_ABS:
+    case DML_OPERATOR_ELEMENT_WISE_NEGATE:
+    case DML_OPERATOR_ELEMENT_WISE_CLIP:
+    case DML_OPERATOR_ELEMENT_WISE_SQRT:
+    case DML_OPERATOR_ELEMENT_WISE_RECIP:
+    case DML_OPERATOR_ELEMENT_WISE_EXP:
+    case DML_OPERATOR_ELEMENT_WISE_LOG:
+    case DML_OPERATOR_ELEMENT_WISE_TANH:
+    case DML_OPERATOR_ELEMENT_WISE_ERF:
+    case DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW:
+        return kernels->element_wise(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }
