@@ -34,6 +34,8 @@ from dmlpy import (
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
     DML_CONVOLUTION_OPERATOR_DESC,
+    DML_ELEMENT_WISE_ADD1_OPERATOR_DESC,
+    FusedActivation,
     buffer_tensor,
 )
 
@@ -393,7 +395,36 @@ def convolution_workloads() -> list[Workload]:
     ]
 
 
-WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads]
+def _add_relu_workload(name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Workload:
+    """A ResNet block's residual join: ELEMENT_WISE_ADD1 with a fused RELU; peers: onnxruntime Add + Relu, torch add + relu_."""
+    a, b = (np.random.default_rng(seed).standard_normal(shape).astype(dtype) for seed in (0, 1))
+    desc = DML_ELEMENT_WISE_ADD1_OPERATOR_DESC(buffer_tensor(dtype, shape), buffer_tensor(dtype, shape), buffer_tensor(dtype, shape), FusedActivation.relu())
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+        inputs = [helper.make_tensor_value_info(n, elem, list(shape)) for n in ("a", "b")]
+        graph = helper.make_graph(nodes, name, inputs, [helper.make_tensor_value_info("y", elem, list(shape))])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        return torch.relu_(torch.add(t["ATensor"], t["BTensor"]))
+
+    return Workload(
+        name, desc, {"ATensor": a, "BTensor": b}, onnx_model, lambda i: {"a": i["ATensor"], "b": i["BTensor"]}, torch_fn,
+        bytes_moved=3 * a.nbytes, tolerance=1e-3 if dtype == np.float16 else 1e-6,
+    )  # fmt: skip
+
+
+def element_wise_workloads() -> list[Workload]:
+    return [_add_relu_workload("add+relu 1x256x56x56 fp32 (ResNet-50 block)", (1, 256, 56, 56))]
+
+
+WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads]
 
 
 # ---------------------------------------------------------------------------------------

@@ -177,6 +177,19 @@ static void row_recip(const ew_plan* p, float* y, const float* a, const float* b
     }
 }
 
+static void row_square(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)b;
+    if (p->sb == EW_SB_F64) {
+        for (i = 0; i < n; ++i) {
+            const double t = (double)a[i] * p->s64 + p->b64;
+            y[i] = (float)(t * t);
+        }
+    } else {
+        for (i = 0; i < n; ++i) y[i] = a[i] * a[i];
+    }
+}
+
 /* g(x) as a double: FLOAT32's ScaleBias in double; FLOAT16's already applied in float32 (EW_SB_F32 runs
  * before the row, see ew_compute), or none. */
 static inline double ew_g(const ew_plan* p, float x) {
@@ -234,7 +247,7 @@ static void ew_scale_bias_row(const ew_plan* p, float* y, const float* a, size_t
 enum {
     EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_POW,
     EW_IDENTITY, EW_ABS, EW_NEG, EW_CLIP, EW_SQRT, EW_RECIP, EW_EXP, EW_LOG, EW_TANH, EW_ERF, EW_CPOW,
-    EW_OP_COUNT
+    EW_SQUARE, EW_OP_COUNT
 };
 
 static const ew_op ew_ops[EW_OP_COUNT] = {
@@ -256,6 +269,7 @@ static const ew_op ew_ops[EW_OP_COUNT] = {
     [EW_TANH] = {1, 1, 1, row_tanh},
     [EW_ERF] = {1, 1, 1, row_erf},
     [EW_CPOW] = {1, 1, 1, row_cpow},
+    [EW_SQUARE] = {1, 1, 0, row_square},
 };
 
 /* One row of n elements: y = f(g(a), b), then the fused activation. y may be a or b (in place). */
@@ -400,8 +414,10 @@ static int32_t ew_read(const DML_OPERATOR_DESC* desc, ew_desc* d) {
     }
     case DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW: {
         const DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC*)v;
-        d->op = EW_CPOW;
+        /* Exponents 0.5, -1 and 2 are sqrt, 1/x and x*x, as NumPy's power computes them (sqrt(-inf) is NaN
+         * where pow(-inf, 0.5) is +inf; docs/deviations.md). */
         d->exponent = s->Exponent;
+        d->op = d->exponent == 0.5f ? EW_SQRT : d->exponent == -1.0f ? EW_RECIP : d->exponent == 2.0f ? EW_SQUARE : EW_CPOW;
         break;
     }
     case DML_OPERATOR_ELEMENT_WISE_IDENTITY: d->op = EW_IDENTITY; break;
