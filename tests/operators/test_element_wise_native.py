@@ -557,3 +557,44 @@ def test_the_c_kernel_refuses_bad_calls_and_writes_nothing(case: str, expected: 
     before = block.copy()
     assert c_call(desc, inputs, y, input_count=count) == expected
     assert block.tobytes() == before.tobytes()
+
+
+def test_the_c_kernel_fuzzed_with_random_layouts_and_buffer_sizes_writes_only_inside_the_output_extent() -> None:
+    """Random ranks, sizes, strides (broadcast, gaps, overlapping outputs) and bound sizes, straight into
+    dmlpy_execute: it runs exactly when every tensor's extent fits its buffer, the output's bytes outside
+    its reachable elements and the guard bytes stay as they were, and inputs are never written."""
+    rng = np.random.default_rng(99)
+    ran = refused = 0
+    for trial in range(400):
+        op = [OP.ELEMENT_WISE_ADD, OP.ELEMENT_WISE_MAX, OP.ELEMENT_WISE_POW, OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_EXP, OP.ELEMENT_WISE_IDENTITY][trial % 6]
+        dtype = FLOATS[int(rng.integers(0, 2))]
+        rank = int(rng.integers(1, 6))
+        sizes = tuple(int(s) for s in rng.integers(1, 5, rank))
+        n_in = 2 if op in BINARY else 1
+        strides = [tuple(int(s) for s in rng.integers(0, 20, rank)) for _ in range(n_in + 1)]
+        extents = [(sum((n - 1) * s for n, s in zip(sizes, st, strict=True)) + 1) * np.dtype(dtype).itemsize for st in strides]
+        bound = [max(0, e + int(rng.choice([0, 0, 0, 8, -2, -np.dtype(dtype).itemsize]))) for e in extents]
+        tensors = [buffer_tensor(dtype, sizes, st) for st in strides[1:]] + [buffer_tensor(dtype, sizes, strides[0])]
+        params = {"Min": -0.5, "Max": 0.5} if op == OP.ELEMENT_WISE_CLIP else {}
+        desc = desc_of(op, tensors, scale_bias=(1.5, 0.25) if op in WITH_SCALE_BIAS else None, **params)
+        inputs = [rng.integers(0, 256, max(bound[k + 1], 1), dtype=np.uint8)[: bound[k + 1]] for k in range(n_in)]
+        frozen = [x.copy() for x in inputs]
+        block, y = guarded(bound[0])
+        before = block.copy()
+        status = c_call(desc, [np.ascontiguousarray(x) if x.size else np.zeros(0, np.uint8) for x in inputs], y)
+        fits = all(b >= e for b, e in zip(bound, extents, strict=True))
+        if not fits:
+            assert status == "DMLPY_E_BUFFER_TOO_SMALL", trial
+            assert block.tobytes() == before.tobytes()
+            refused += 1
+            continue
+        assert status == "DMLPY_OK", (trial, status)
+        ran += 1
+        reach = np.zeros(bound[0] // np.dtype(dtype).itemsize, bool)
+        for index in itertools.product(*(range(n) for n in sizes)):
+            reach[sum(i * s for i, s in zip(index, strides[0], strict=True))] = True
+        changed = (block[64 : 64 + bound[0]] != before[64 : 64 + bound[0]]).reshape(-1, np.dtype(dtype).itemsize).any(axis=1)
+        assert not (changed & ~reach).any(), trial
+        assert (block[:64] == GUARD).all() and (block[64 + bound[0] :] == GUARD).all(), trial
+        assert all(x.tobytes() == f.tobytes() for x, f in zip(inputs, frozen, strict=True)), trial
+    assert ran >= 100 and refused >= 100
