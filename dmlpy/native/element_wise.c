@@ -41,8 +41,20 @@
 #include "dmlpy_internal.h"
 #include "half.h"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#define EW_STREAM 1
+#endif
+
 #define EW_CHUNK 1024
 #define EW_MAX_INPUTS 2
+/* A contiguous FLOAT32 output of at least this many bytes (16 MiB: with its inputs, more than most
+ * last-level caches hold) is written with non-temporal stores where the variant has AVX: it would not
+ * stay in cache for its reader anyway, and streaming saves the read for ownership (ADD+RELU of
+ * 8x256x56x56 took 20-30% less time on a 2-core Sapphire Rapids VM). */
+#ifndef EW_STREAM_BYTES
+#define EW_STREAM_BYTES ((uint64_t)16 << 20)
+#endif
 
 typedef struct ew_plan ew_plan;
 typedef void (*ew_row_fn)(const ew_plan* p, float* y, const float* a, const float* b, size_t n);
@@ -70,6 +82,7 @@ struct ew_plan {
     float lo, hi;            /* CLIP */
     double exponent;         /* CONSTANT_POW */
     dmlpy_act act;           /* ADD1's FusedActivation (kind NONE when absent) */
+    int stream;              /* contiguous FLOAT32 output rows go through non-temporal stores */
     uint32_t nin;
     uint32_t rank;           /* merged dims; the last one is the row */
     uint64_t sizes[DMLPY_MAX_RANK];
@@ -321,9 +334,19 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
             }
         }
     }
-    dst = (!p->half && ys == 1) ? (float*)p->y + off[0] : buf[0];
+    dst = (!p->half && ys == 1 && !p->stream) ? (float*)p->y + off[0] : buf[0];
     ew_compute(p, dst, src[0], src[1], (size_t)n);
     if (dst != buf[0]) return;
+#if defined(EW_STREAM)
+    if (p->stream && ys == 1) {
+        float* f = (float*)p->y + off[0];
+        j = 0;
+        for (; j < n && ((uintptr_t)(f + j) & 31u) != 0; ++j) f[j] = dst[j];
+        for (; j + 8 <= n; j += 8) _mm256_stream_ps(f + j, _mm256_loadu_ps(dst + j));
+        for (; j < n; ++j) f[j] = dst[j];
+        return;
+    }
+#endif
     if (p->half) {
         uint16_t* h = (uint16_t*)p->y + off[0];
         if (ys == 1) {
@@ -357,6 +380,9 @@ static void ew_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
         n = len - j0 < EW_CHUNK ? len - j0 : EW_CHUNK;
         ew_chunk(p, off, n);
     }
+#if defined(EW_STREAM)
+    if (p->stream) _mm_sfence(); /* the streamed stores are visible before the caller joins */
+#endif
 }
 
 /* ---- desc reading ------------------------------------------------------------------------------------- */
@@ -561,6 +587,13 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
         for (k = 0; k <= p.nin; ++k) p.st[k][0] = 1;
     }
     for (i = 0; i < p.rank; ++i) elements *= p.sizes[i]; /* <= 2^32 - 1: checked by tensor_from_desc */
+#if defined(EW_STREAM)
+    /* In place, the output's lines are in cache already (read as the input): no streaming then. */
+    p.stream = !p.half && p.st[0][p.rank - 1] == 1 && elements * 4u >= EW_STREAM_BYTES && stage.block == NULL;
+    for (k = 1; k <= p.nin; ++k) {
+        if (t[k].data == t[0].data) p.stream = 0;
+    }
+#endif
     for (i = 0; i + 1 < p.rank; ++i) rows *= p.sizes[i];
     p.chunks_per_row = (p.sizes[p.rank - 1] + EW_CHUNK - 1) / EW_CHUNK;
     items = rows * p.chunks_per_row;

@@ -341,6 +341,7 @@ THREAD_CASES = [
     pytest.param(OP.ELEMENT_WISE_ADD1, np.float32, (1, 64, 128, 128), None, id="ADD1+RELU fp32 1x64x128x128 packed"),
     pytest.param(OP.ELEMENT_WISE_IDENTITY, np.float16, (1, 64, 160, 160), (1, 1, 64 * 160, 64), id="IDENTITY fp16 into an NHWC output: a transpose"),
     pytest.param(OP.ELEMENT_WISE_EXP, np.float32, (8, 128, 96), (1, 8, 1024), id="EXP fp32 into a reversed output layout"),
+    pytest.param(OP.ELEMENT_WISE_MULTIPLY, np.float32, (1, 4, 1024, 1100), None, id="MULTIPLY fp32 with an 18 MB output: non-temporal stores"),
 ]
 
 
