@@ -43,7 +43,6 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ACTIVATION_SOFTPLUS:
     case DML_OPERATOR_ACTIVATION_TANH:
     case DML_OPERATOR_ACTIVATION_GELU:
-        return kernels->activation(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_ELEMENT_WISE_ADD:
     case DML_OPERATOR_ELEMENT_WISE_ADD1:
     case DML_OPERATOR_ELEMENT_WISE_SUBTRACT:

@@ -107,13 +107,10 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
-/* ACTIVATION_IDENTITY, LINEAR, RELU, LEAKY_RELU, SIGMOID, TANH, ELU, HARD_SIGMOID, SOFTPLUS, GELU:
- * activation.c. */
-int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
-                         UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
-
 /* ELEMENT_WISE_ADD, ADD1, SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN, POW, IDENTITY, ABS, NEGATE, CLIP, SQRT,
- * RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW on FLOAT32 and FLOAT16: element_wise.c. */
+ * RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW, and the standalone ACTIVATION_IDENTITY, LINEAR, RELU,
+ * LEAKY_RELU, SIGMOID, TANH, ELU, HARD_SIGMOID, SOFTPLUS, GELU (activation.c's functions), on FLOAT32 and
+ * FLOAT16: element_wise.c. */
 int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                            UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
@@ -125,7 +122,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation, element_wise;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

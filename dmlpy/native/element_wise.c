@@ -5,7 +5,8 @@
  *   unary   ELEMENT_WISE_IDENTITY (1), ABS, CLIP, SQRT, RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW (each with
  *           its optional ScaleBias) and NEGATE (156).
  * FLOAT32 and FLOAT16 (stored as binary16, computed in float32); every other type runs on the NumPy kernel
- * (dmlpy/operators/element_wise.py's native_covers says which descs come here).
+ * (dmlpy/operators/element_wise.py's native_covers says which descs come here). The standalone
+ * ACTIVATION_* operators activation.c reads run here too, as IDENTITY followed by their function.
  *
  * The operation is a row function from a small table (ew_ops), not a copy of the loop per operator:
  * f(plan, y, a, b, n) on float rows. The loop walks the output's index space (up to 8 dims): size-1
@@ -393,6 +394,7 @@ typedef struct ew_desc {
     const DML_TENSOR_DESC* out;
     const DML_SCALE_BIAS* sb;
     const DML_OPERATOR_DESC* fused;
+    dmlpy_act act; /* a standalone ACTIVATION_*: IDENTITY, then this on each row */
     float lo, hi, exponent;
 } ew_desc;
 
@@ -454,8 +456,12 @@ static int32_t ew_read(const DML_OPERATOR_DESC* desc, ew_desc* d) {
     case DML_OPERATOR_ELEMENT_WISE_LOG: d->op = EW_LOG; break;
     case DML_OPERATOR_ELEMENT_WISE_TANH: d->op = EW_TANH; break;
     case DML_OPERATOR_ELEMENT_WISE_ERF: d->op = EW_ERF; break;
-    default:
-        return DMLPY_E_UNSUPPORTED_OPERATOR;
+    default: {
+        /* A standalone activation (UNSUPPORTED_OPERATOR for any other type). */
+        const int32_t st = dmlpy_activation_read(desc, 0, &d->act, &d->in[0], &d->out);
+        d->op = EW_IDENTITY;
+        return st;
+    }
     }
     if (ew_ops[d->op].inputs == 2) {
         const DML_ELEMENT_WISE_ADD_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_ADD_OPERATOR_DESC*)v;
@@ -498,7 +504,7 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
         st = dmlpy_activation_read(d.fused, 1, &p.act, NULL, NULL);
         if (st != DMLPY_OK) return st;
     } else {
-        p.act.kind = DMLPY_ACT_NONE;
+        p.act = d.act; /* DMLPY_ACT_NONE (0) but for a standalone activation */
     }
     if (inputCount != p.nin || outputCount != 1) return DMLPY_E_BINDING_COUNT;
     if (inputs == NULL || outputs == NULL) return DMLPY_E_NULL_ARGUMENT;
