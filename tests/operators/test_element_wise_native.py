@@ -290,6 +290,8 @@ def test_binary_operators_give_hand_values_at_the_edges(device: dmlpy.Device, op
     [
         pytest.param(-1.0, 2.0, [NAN, -5.0, 0.5, 9.0, -math.inf, math.inf], [NAN, -1.0, 0.5, 2.0, -1.0, 2.0], id="CLIP -1..2: NaN stays NaN, infinities clip"),
         pytest.param(3.0, 1.0, [0.0, 2.0, 5.0, NAN, 1.0, 3.0], [1.0, 1.0, 1.0, NAN, 1.0, 1.0], id="CLIP with Min > Max gives Max: min(max(x, 3), 1)"),
+        pytest.param(NAN, 1.0, [0.0, 2.0, -5.0, NAN, 1.0, 3.0], [NAN] * 6, id="CLIP with a NaN Min gives NaN everywhere: max(x, NaN) is NaN"),
+        pytest.param(-1.0, NAN, [0.0, 2.0, -5.0, NAN, 1.0, 3.0], [NAN] * 6, id="CLIP with a NaN Max gives NaN everywhere"),
     ],
 )
 @pytest.mark.parametrize("dtype", FLOATS, ids=["FLOAT32", "FLOAT16"])
