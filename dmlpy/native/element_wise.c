@@ -13,8 +13,9 @@
  * dims dropped, dims ordered by the output's stride (so the inner dim is the output's contiguous one, a
  * transpose reads strided and writes contiguously), and dims merged where every tensor is contiguous
  * across them (broadcast: stride 0 merges with stride 0). The inner dim is cut into chunks of EW_CHUNK
- * elements; a chunk's FLOAT32 operands with element stride 1 are used in place (the compiler vectorises
- * the row functions: the avx2 and avx512 variants of isa/ are this file compiled for those targets), any
+ * elements (for a transpose, where an input is contiguous along another dim, EW_TILE x EW_TILE tiles
+ * of the inner dim and that one); a chunk's FLOAT32 operands with element stride 1 are used in place
+ * (the compiler vectorises the row functions: the avx2 and avx512 variants of isa/ are this file compiled for those targets), any
  * other operand is gathered into (and the output scattered from) a float buffer, converting binary16.
  * Chunks are split across threads with parallel.c's loop and thread rule; results do not depend on the
  * thread count (every element is computed on its own).
@@ -48,6 +49,9 @@
 #endif
 
 #define EW_CHUNK 1024
+/* Tiles of a transposing loop: EW_TILE elements of the inner dim by EW_TILE indices of the dim along
+ * which the strided input is contiguous, so the input's cache lines are reused across the tile's rows. */
+#define EW_TILE 64
 #define EW_MAX_INPUTS 2
 /* A contiguous FLOAT32 output of at least this many bytes (16 MiB: with its inputs, more than most
  * last-level caches hold) is written with non-temporal stores where the variant has AVX: it would not
@@ -84,13 +88,17 @@ struct ew_plan {
     double exponent;         /* CONSTANT_POW */
     dmlpy_act act;           /* ADD1's FusedActivation (kind NONE when absent) */
     int stream;              /* contiguous FLOAT32 output rows go through non-temporal stores */
+    int copy;                /* FLOAT32 IDENTITY without ScaleBias or activation: gathered straight into y */
     uint32_t nin;
     uint32_t rank;           /* merged dims; the last one is the row */
     uint64_t sizes[DMLPY_MAX_RANK];
     uint64_t st[EW_MAX_INPUTS + 1][DMLPY_MAX_RANK]; /* element strides: [0] output, [1..] inputs */
     const char* in[EW_MAX_INPUTS];
     char* y;
+    uint64_t chunk;          /* elements of the inner dim per call: EW_CHUNK, or EW_TILE when tiled */
     uint64_t chunks_per_row;
+    uint32_t tile_dim;       /* tiled: the dim blocked by EW_TILE (an input is contiguous along it); else rank */
+    uint64_t tile_blocks;
 };
 
 /* ---- the row functions ------------------------------------------------------------------------------ */
@@ -306,6 +314,17 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
     float* dst;
     uint32_t k;
     uint64_t j;
+    if (p->copy && ys == 1 && !p->stream) { /* a strided copy (a transpose): no buffer */
+        const float* f = (const float*)p->in[0] + off[1];
+        const uint64_t s = p->st[1][last];
+        float* y = (float*)p->y + off[0];
+        if (s == 1) {
+            memmove(y, f, (size_t)n * sizeof(float));
+        } else {
+            for (j = 0; j < n; ++j) y[j] = f[j * s];
+        }
+        return;
+    }
     for (k = 0; k < p->nin; ++k) {
         const uint64_t s = p->st[k + 1][last];
         float* b = buf[k + 1];
@@ -370,16 +389,30 @@ static void ew_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     for (item = begin; item < end; ++item) {
         uint64_t row = item / p->chunks_per_row, chunk = item % p->chunks_per_row;
         uint64_t off[EW_MAX_INPUTS + 1] = {0, 0, 0};
-        uint64_t t = row, j0 = chunk * EW_CHUNK, n;
+        uint64_t t = row, j0 = chunk * p->chunk, n, b0 = 0, b1 = 1, b;
         uint32_t i, k;
         for (i = last; i-- > 0;) {
-            const uint64_t idx = t % p->sizes[i];
-            t /= p->sizes[i];
-            for (k = 0; k <= p->nin; ++k) off[k] += idx * p->st[k][i];
+            if (i == p->tile_dim) { /* a block of EW_TILE indices of this dim, walked below */
+                b0 = (t % p->tile_blocks) * EW_TILE;
+                t /= p->tile_blocks;
+                b1 = b0 + EW_TILE < p->sizes[i] ? b0 + EW_TILE : p->sizes[i];
+                continue;
+            }
+            {
+                const uint64_t idx = t % p->sizes[i];
+                t /= p->sizes[i];
+                for (k = 0; k <= p->nin; ++k) off[k] += idx * p->st[k][i];
+            }
         }
         for (k = 0; k <= p->nin; ++k) off[k] += j0 * p->st[k][last];
-        n = len - j0 < EW_CHUNK ? len - j0 : EW_CHUNK;
-        ew_chunk(p, off, n);
+        n = len - j0 < p->chunk ? len - j0 : p->chunk;
+        for (b = b0; b < b1; ++b) {
+            uint64_t o[EW_MAX_INPUTS + 1] = {off[0], off[1], off[2]};
+            if (p->tile_dim < p->rank) {
+                for (k = 0; k <= p->nin; ++k) o[k] += b * p->st[k][p->tile_dim];
+            }
+            ew_chunk(p, o, n);
+        }
     }
 #if defined(EW_STREAM)
     if (p->stream) _mm_sfence(); /* the streamed stores are visible before the caller joins */
@@ -600,8 +633,24 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
         if (t[k].data == t[0].data) p.stream = 0;
     }
 #endif
-    for (i = 0; i + 1 < p.rank; ++i) rows *= p.sizes[i];
-    p.chunks_per_row = (p.sizes[p.rank - 1] + EW_CHUNK - 1) / EW_CHUNK;
+    p.copy = !p.half && p.op == &ew_ops[EW_IDENTITY] && p.sb == EW_SB_NONE && p.act.kind == DMLPY_ACT_NONE;
+    /* A transpose: an input strided along the inner dim but contiguous along another one. Tiles of
+     * EW_TILE x EW_TILE then read each of its cache lines once instead of once per element. */
+    p.chunk = EW_CHUNK;
+    p.tile_dim = p.rank;
+    for (k = 1; k <= p.nin && p.tile_dim == p.rank; ++k) {
+        if (p.st[k][p.rank - 1] > 1) {
+            for (i = 0; i + 1 < p.rank; ++i) {
+                if (p.st[k][i] == 1) p.tile_dim = i;
+            }
+        }
+    }
+    if (p.tile_dim < p.rank) {
+        p.chunk = EW_TILE;
+        p.tile_blocks = (p.sizes[p.tile_dim] + EW_TILE - 1) / EW_TILE;
+    }
+    for (i = 0; i + 1 < p.rank; ++i) rows *= i == p.tile_dim ? p.tile_blocks : p.sizes[i];
+    p.chunks_per_row = (p.sizes[p.rank - 1] + p.chunk - 1) / p.chunk;
     items = rows * p.chunks_per_row;
     /* one unit per element read or written; a libm call per element costs about 16 */
     work = elements * ((uint64_t)p.nin + 1u) *

@@ -204,6 +204,7 @@ def test_native_matches_the_numpy_kernel_on_random_shapes_layouts_and_values(op:
         pytest.param((2, 16, 9, 11), tuple(nhwc_strides((2, 16, 9, 11))), tuple(nhwc_strides((2, 16, 9, 11))), tuple(nhwc_strides((2, 16, 9, 11))), id="all NHWC"),
         pytest.param((2, 16, 9, 11), tuple(nhwc_strides((2, 16, 9, 11))), None, None, id="NHWC plus NCHW into NCHW: a transposing read"),
         pytest.param((3, 1030), (1, 3), (0, 0), (1030, 1), id="a transposed matrix plus a scalar, rows longer than a chunk"),
+        pytest.param((1, 100, 70, 33), tuple(nhwc_strides((1, 100, 70, 33))), None, tuple(nhwc_strides((1, 100, 70, 33))), id="NHWC plus NCHW into NHWC: tiles of 64 with remainders"),
         pytest.param((5, 7, 3), (0, 0, 0), (21, 3, 1), (1, 5, 35), id="a scalar into a fully reversed output layout"),
         pytest.param((2, 1, 2, 1, 2, 1, 2, 3), None, (0, 0, 12, 0, 6, 0, 3, 1), None, id="eight dims with size-1 and broadcast dims"),
     ],
@@ -361,6 +362,16 @@ def test_one_and_two_threads_give_the_same_bytes(op: OP, dtype: Any, sizes: tupl
     assert one.tobytes() == two.tobytes()
     reference = dmlpy.run(desc, backend="numpy", **inputs)
     assert ulp_distance(one, reference) <= (1 if op in TRANSCENDENTAL else 0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_identity_into_an_nhwc_output_is_a_transpose_of_the_very_bits(threads: int) -> None:
+    """FLOAT32 IDENTITY without ScaleBias copies (NaN payloads included): the NHWC memory is x.transpose(0, 2, 3, 1)."""
+    sizes = (2, 100, 70, 133)
+    x = np.random.default_rng(4).integers(0, 2**32, sizes, dtype=np.uint32).view(np.float32)
+    desc = desc_of(OP.ELEMENT_WISE_IDENTITY, [buffer_tensor(np.float32, sizes), buffer_tensor(np.float32, sizes, nhwc_strides(sizes))])
+    y = dmlpy.run(desc, device=dmlpy.create_device(backend="native", threads=threads), InputTensor=x)
+    assert np.ascontiguousarray(y.transpose(0, 2, 3, 1)).tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
 
 
 def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline() -> None:
