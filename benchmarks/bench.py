@@ -34,6 +34,10 @@ from dmlpy import (
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
     DML_CONVOLUTION_OPERATOR_DESC,
+    DML_ELEMENT_WISE_ADD1_OPERATOR_DESC,
+    DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
+    DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
+    FusedActivation,
     buffer_tensor,
 )
 
@@ -425,7 +429,91 @@ def convolution_workloads() -> list[Workload]:
     ]
 
 
-WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads]
+def _add_relu_workload(name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Workload:
+    """A ResNet block's residual join: ELEMENT_WISE_ADD1 with a fused RELU; peers: onnxruntime Add + Relu, torch add + relu_."""
+    a, b = (np.random.default_rng(seed).standard_normal(shape).astype(dtype) for seed in (0, 1))
+    desc = DML_ELEMENT_WISE_ADD1_OPERATOR_DESC(buffer_tensor(dtype, shape), buffer_tensor(dtype, shape), buffer_tensor(dtype, shape), FusedActivation.relu())
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+        inputs = [helper.make_tensor_value_info(n, elem, list(shape)) for n in ("a", "b")]
+        graph = helper.make_graph(nodes, name, inputs, [helper.make_tensor_value_info("y", elem, list(shape))])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        return torch.relu_(torch.add(t["ATensor"], t["BTensor"]))
+
+    return Workload(
+        name, desc, {"ATensor": a, "BTensor": b}, onnx_model, lambda i: {"a": i["ATensor"], "b": i["BTensor"]}, torch_fn,
+        bytes_moved=3 * a.nbytes, tolerance=1e-3 if dtype == np.float16 else 1e-6,
+    )  # fmt: skip
+
+
+def _bias_add_workload(name: str, shape: tuple[int, int, int, int]) -> Workload:
+    """x + bias[c] over NCHW: the bias is a {1, C, 1, 1} tensor broadcast by strides {0, 1, 0, 0}."""
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    bias = np.random.default_rng(1).standard_normal((1, shape[1], 1, 1)).astype(np.float32)
+    desc = DML_ELEMENT_WISE_ADD_OPERATOR_DESC(buffer_tensor(np.float32, shape), buffer_tensor(np.float32, shape, (0, 1, 0, 0)), buffer_tensor(np.float32, shape))
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        inputs = [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(shape)), helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, shape[1], 1, 1])]
+        graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], name, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        return t["ATensor"] + t["BTensor"]
+
+    return Workload(
+        name, desc, {"ATensor": x, "BTensor": np.broadcast_to(bias, shape)}, onnx_model, lambda i: {"a": i["ATensor"], "b": i["BTensor"][:, :, :1, :1]}, torch_fn,
+        bytes_moved=2 * x.nbytes + bias.nbytes, tolerance=1e-6, torch_inputs=lambda i: {"ATensor": i["ATensor"], "BTensor": i["BTensor"][:, :, :1, :1]},
+    )  # fmt: skip
+
+
+def _nchw_to_nhwc_workload(name: str, shape: tuple[int, int, int, int]) -> Workload:
+    """ELEMENT_WISE_IDENTITY from NCHW into an NHWC-strided output: a transpose; peers Transpose / permute().contiguous()."""
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    desc = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(buffer_tensor(np.float32, shape), buffer_tensor(np.float32, shape, dmlpy.nhwc_strides(shape)))
+    nhwc = (shape[0], shape[2], shape[3], shape[1])
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        node = helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))], [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(nhwc))])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        return t["InputTensor"].permute(0, 2, 3, 1).contiguous()
+
+    def numpy_peer(inputs: dict[str, np.ndarray]) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+        target = np.empty(nhwc, np.float32)
+        source = inputs["InputTensor"].transpose(0, 2, 3, 1)
+        return (lambda: np.copyto(target, source)), (lambda: target)
+
+    return Workload(
+        name, desc, {"InputTensor": x}, onnx_model, lambda i: {"x": i["InputTensor"]}, torch_fn, bytes_moved=2 * x.nbytes, tolerance=0.0,
+        peer_output=lambda y: y.transpose(0, 3, 1, 2), numpy_peer=numpy_peer,
+    )  # fmt: skip
+
+
+def element_wise_workloads() -> list[Workload]:
+    return [
+        _add_relu_workload("add+relu 1x256x56x56 fp32 (ResNet-50 block)", (1, 256, 56, 56)),
+        _add_relu_workload("add+relu 1x256x56x56 fp16", (1, 256, 56, 56), np.float16),
+        _add_relu_workload("add+relu 8x256x56x56 fp32 (out of cache)", (8, 256, 56, 56)),
+        _bias_add_workload("bias add 1x256x56x56 fp32 (per-channel broadcast)", (1, 256, 56, 56)),
+        _nchw_to_nhwc_workload("identity NCHW->NHWC 1x256x56x56 fp32 (transpose)", (1, 256, 56, 56)),
+    ]
+
+
+WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads]
 
 
 # ---------------------------------------------------------------------------------------

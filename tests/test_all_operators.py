@@ -28,6 +28,7 @@ from dmlpy.interop import dxdispatch as dx
 from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, emulated_operators
 from dmlpy.operators.activation import DESC_CLASSES, NATIVE_KERNELS, FusedActivation
 from dmlpy.operators.data_movement import KERNELS as DATA_MOVEMENT_KERNELS
+from dmlpy.operators.element_wise import NATIVE as NATIVE_ELEMENT_WISE
 from dmlpy.operators.descs import (
     DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
@@ -64,11 +65,13 @@ def test_the_registry_holds_every_operator_type_and_120_kernels() -> None:
     normalization_resampling = {OP.BATCH_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION1, OP.RESAMPLE, OP.RESAMPLE1, OP.RESAMPLE2, OP.RESAMPLE3}
     max_pooling = {OP.MAX_POOLING, OP.MAX_POOLING1, OP.MAX_POOLING2}  # a C kernel for FLOAT32 and FLOAT16
     reductions = {OP.REDUCE, OP.ARGMIN, OP.ARGMAX}
-    numpy_only = element_wise | data_movement | normalization_resampling | reductions | (set(DESC_CLASSES) - NATIVE_KERNELS)
+    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | data_movement | normalization_resampling | reductions | (set(DESC_CLASSES) - NATIVE_KERNELS)
     assert len(emulated) == 120 and len(element_wise) == 63 and len(data_movement) == 11
     assert normalization_resampling | max_pooling | reductions <= set(emulated)
     assert all(REGISTRY[t].native for t in set(emulated) - numpy_only)
     assert not any(REGISTRY[t].native for t in numpy_only)  # the native backend runs their NumPy kernel
+    # 19 element-wise operators have a C kernel (on FLOAT32 / FLOAT16: native_covers); the rest run their NumPy kernel
+    assert {t for t in element_wise if REGISTRY[t].native} == NATIVE_ELEMENT_WISE and len(NATIVE_ELEMENT_WISE) == 19
 
 
 def test_a_valid_desc_without_a_kernel_is_valid_with_a_not_emulated_warning() -> None:
@@ -194,7 +197,8 @@ def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytes
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("  DML_OPERATOR_")}
     assert len(rows) == len(REGISTRY)
     assert rows["DML_OPERATOR_CONVOLUTION"] == ["1.0", "yes", "family", "yes", "yes"]
-    assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "yes", "-"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "yes", "yes"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_ROUND"] == ["2.1", "yes", "generic", "yes", "-"]
     assert rows["DML_OPERATOR_ELEMENT_WISE_CLIP1"] == ["5.0", "yes", "family", "yes", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_RELU_GRAD"] == ["3.0", "yes", "generic", "-", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_GELU"][0] == "5.1"

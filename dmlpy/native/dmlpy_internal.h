@@ -107,10 +107,12 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
-/* ACTIVATION_IDENTITY, LINEAR, RELU, LEAKY_RELU, SIGMOID, TANH, ELU, HARD_SIGMOID, SOFTPLUS, GELU:
- * activation.c. */
-int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
-                         UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+/* ELEMENT_WISE_ADD, ADD1, SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN, POW, IDENTITY, ABS, NEGATE, CLIP, SQRT,
+ * RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW, and the standalone ACTIVATION_IDENTITY, LINEAR, RELU,
+ * LEAKY_RELU, SIGMOID, TANH, ELU, HARD_SIGMOID, SOFTPLUS, GELU (activation.c's functions), on FLOAT32 and
+ * FLOAT16: element_wise.c. */
+int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
 /* MAX_POOLING (58), MAX_POOLING1 (91), MAX_POOLING2 (110), FLOAT32 and FLOAT16: max_pooling.c. */
 int32_t dmlpy_max_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -124,7 +126,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation, max_pooling;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

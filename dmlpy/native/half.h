@@ -150,6 +150,25 @@ static inline void dmlpy_h2f_add_row(float* acc, const uint16_t* src, size_t n) 
     }
 }
 
+/* dst[i] = half(src[i]), contiguous, rounded to nearest even. */
+static inline void dmlpy_f2h_row(uint16_t* dst, const float* src, size_t n) {
+    size_t i = 0;
+#if defined(DMLPY_HALF_AVX512)
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_si256((__m256i*)(dst + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+#elif defined(DMLPY_HALF_F16C)
+    for (; i + 8 <= n; i += 8) {
+        _mm_storeu_si128((__m128i*)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+#endif
+    for (; i < n; ++i) {
+        dst[i] = dmlpy_f2h(src[i]);
+    }
+}
+
 /* dst[i] = half(src[i] * scale[i]), contiguous. */
 static inline void dmlpy_f2h_scale_row(uint16_t* dst, const float* src, const float* scale, size_t n) {
     size_t i = 0;

@@ -455,8 +455,37 @@ CHECKS = {
 
 _TYPE_OF: dict[type, OP] = {DESCS[t].desc_class: t for t in KERNELS}
 
+# The C kernel (dmlpy/native/element_wise.c) takes these operators when every tensor is FLOAT32, or every
+# tensor FLOAT16, and ADD1's FusedActivation is one the C activations compute; every other desc runs on
+# the NumPy kernel above. The two agree bit for bit except for the transcendental functions (EXP, LOG,
+# TANH, ERF, POW, CONSTANT_POW: within 1 ulp of the stored type) and fused activations other than
+# IDENTITY and RELU (computed in float32, as the ACTIVATION_* kernels): docs/deviations.md.
+NATIVE: frozenset[OP] = frozenset({
+    OP.ELEMENT_WISE_ADD, OP.ELEMENT_WISE_ADD1, OP.ELEMENT_WISE_SUBTRACT, OP.ELEMENT_WISE_MULTIPLY, OP.ELEMENT_WISE_DIVIDE,
+    OP.ELEMENT_WISE_MAX, OP.ELEMENT_WISE_MIN, OP.ELEMENT_WISE_POW, OP.ELEMENT_WISE_IDENTITY, OP.ELEMENT_WISE_ABS,
+    OP.ELEMENT_WISE_NEGATE, OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_SQRT, OP.ELEMENT_WISE_RECIP, OP.ELEMENT_WISE_EXP,
+    OP.ELEMENT_WISE_LOG, OP.ELEMENT_WISE_TANH, OP.ELEMENT_WISE_ERF, OP.ELEMENT_WISE_CONSTANT_POW,
+})  # fmt: skip
+# the activations dmlpy/native/activation.c computes (as a FusedActivation too)
+NATIVE_FUSED: frozenset[OP] = frozenset({
+    OP.ACTIVATION_IDENTITY, OP.ACTIVATION_LINEAR, OP.ACTIVATION_RELU, OP.ACTIVATION_LEAKY_RELU, OP.ACTIVATION_SIGMOID,
+    OP.ACTIVATION_TANH, OP.ACTIVATION_ELU, OP.ACTIVATION_HARD_SIGMOID, OP.ACTIVATION_SOFTPLUS, OP.ACTIVATION_GELU,
+})  # fmt: skip
+
+
+def native_covers(desc: Any) -> bool:
+    """Whether the C kernel runs ``desc``: all tensors FLOAT32 or all FLOAT16, and a fused activation C computes."""
+    tensors = [t for t in (getattr(desc, name, None) for name in ("ATensor", "BTensor", "InputTensor", "ExponentTensor", "OutputTensor")) if t is not None]
+    types = {t.Desc.DataType for t in tensors}
+    if len(types) != 1 or next(iter(types)) not in FLOAT_TYPES:
+        return False
+    fused = getattr(desc, "FusedActivation", None)
+    return fused is None or OP(fused.Type) in NATIVE_FUSED
+
+
 for _type in KERNELS:
     register(OperatorSpec(_type, DESCS[_type].desc_class, OPERATORS[_type], CHECKS.get(_type, no_family_rules), element_wise_reference,
-                          in_place=DESCS[_type].in_place, native=False, generic_rules=True))  # fmt: skip
+                          in_place=DESCS[_type].in_place, native=_type in NATIVE, native_covers=native_covers if _type in NATIVE else None,
+                          generic_rules=True))  # fmt: skip
 
-__all__ = [*_DESC_NAMES, "KERNELS", "element_wise_reference", "scalar_value", "store"]
+__all__ = [*_DESC_NAMES, "KERNELS", "NATIVE", "element_wise_reference", "native_covers", "scalar_value", "store"]

@@ -45,6 +45,12 @@ enum {
  * inputs/outputs: DirectML binding-slot order (desc field order of the input tensors / output tensors).
  *   AVERAGE_POOLING (56), AVERAGE_POOLING1 (166), SPACE_TO_DEPTH(1) (68, 114), DEPTH_TO_SPACE(1) (69, 113)
  *   and the ACTIVATION_* operators: 1 input (InputTensor), 1 output (OutputTensor).
+ *   ELEMENT_WISE_IDENTITY (1), ABS (2), CLIP (8), EXP (11), LOG (13), RECIP (27), SQRT (29),
+ *   CONSTANT_POW (26), ERF (81), TANH (84), NEGATE (156): 1 input (InputTensor), 1 output (OutputTensor).
+ *   ELEMENT_WISE_ADD (4), ADD1 (89), SUBTRACT (30), MULTIPLY (24), DIVIDE (10), MAX (21), MIN (23): 2 inputs (ATensor,
+ *   BTensor), 1 output (OutputTensor); POW (25): 2 inputs (InputTensor, ExponentTensor), 1 output.
+ *   These take FLOAT32 or FLOAT16 tensors (all of one type) only; an input may be the output itself
+ *   (same Data, same strides: in place).
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
  *   MAX_POOLING (58): 1 input (InputTensor), 1 output (OutputTensor). MAX_POOLING1 (91), MAX_POOLING2 (110):

@@ -1,0 +1,662 @@
+/*
+ * element_wise.c - the element-wise operators inference spends its time in, as one strided loop:
+ *   binary  ELEMENT_WISE_ADD (4), ADD1 (89, with its FusedActivation), SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN,
+ *           POW (25, with ScaleBias);
+ *   unary   ELEMENT_WISE_IDENTITY (1), ABS, CLIP, SQRT, RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW (each with
+ *           its optional ScaleBias) and NEGATE (156).
+ * FLOAT32 and FLOAT16 (stored as binary16, computed in float32); every other type runs on the NumPy kernel
+ * (dmlpy/operators/element_wise.py's native_covers says which descs come here). The standalone
+ * ACTIVATION_* operators activation.c reads run here too, as IDENTITY followed by their function.
+ *
+ * The operation is a row function from a small table (ew_ops), not a copy of the loop per operator:
+ * f(plan, y, a, b, n) on float rows. The loop walks the output's index space (up to 8 dims): size-1
+ * dims dropped, dims ordered by the output's stride (so the inner dim is the output's contiguous one, a
+ * transpose reads strided and writes contiguously), and dims merged where every tensor is contiguous
+ * across them (broadcast: stride 0 merges with stride 0). The inner dim is cut into chunks of EW_CHUNK
+ * elements (for a transpose, where an input is contiguous along another dim, EW_TILE x EW_TILE tiles
+ * of the inner dim and that one); a chunk's FLOAT32 operands with element stride 1 are used in place
+ * (the compiler vectorises the row functions: the avx2 and avx512 variants of isa/ are this file compiled for those targets), any
+ * other operand is gathered into (and the output scattered from) a float buffer, converting binary16.
+ * Chunks are split across threads with parallel.c's loop and thread rule; results do not depend on the
+ * thread count (every element is computed on its own).
+ *
+ * Rounding, chosen to give the NumPy kernel's values (docs/deviations.md, "Native element-wise kernels"):
+ *   - FLOAT32 add, subtract, multiply, divide, sqrt, recip in float32: NumPy's float64-then-round gives
+ *     the same bits (binary64 has more than 2*24+2 bits, so the double rounding is innocuous);
+ *   - FLOAT32 ScaleBias x*Scale+Bias in double, rounded once (as NumPy's float64 working type does);
+ *     the transcendental functions and POW in double (libm), rounded once;
+ *   - FLOAT16: x*Scale then +Bias as two float32 operations (no fused multiply-add: -std=c11 keeps
+ *     contraction off), the function in float32 (transcendentals: double libm rounded to float32), then
+ *     rounded to binary16;
+ *   - MAX / MIN are fmax / fmin (a NaN loses to a number), CLIP propagates a NaN input or bound.
+ *
+ * Checks (the caller validated; these are cheap and never trusted away): types, binding counts, equal
+ * ranks and sizes, every strided extent inside its bound buffer (tensor.c), an input overlapping the
+ * output only as the very same elements (in place), an output whose layout maps two indices to one
+ * element staged (dmlpy_output_stage: the last row-major index wins, inputs read intact).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activation.h"
+#include "dmlpy_internal.h"
+#include "half.h"
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#define EW_STREAM 1
+#endif
+
+#define EW_CHUNK 1024
+/* Tiles of a transposing loop: EW_TILE elements of the inner dim by EW_TILE indices of the dim along
+ * which the strided input is contiguous, so the input's cache lines are reused across the tile's rows. */
+#define EW_TILE 64
+#define EW_MAX_INPUTS 2
+/* A contiguous FLOAT32 output of at least this many bytes (16 MiB: with its inputs, more than most
+ * last-level caches hold) is written with non-temporal stores where the variant has AVX: it would not
+ * stay in cache for its reader anyway, and streaming saves the read for ownership (ADD+RELU of
+ * 8x256x56x56 took 20-30% less time on a 2-core Sapphire Rapids VM). */
+#ifndef EW_STREAM_BYTES
+#define EW_STREAM_BYTES ((uint64_t)16 << 20)
+#endif
+
+typedef struct ew_plan ew_plan;
+typedef void (*ew_row_fn)(const ew_plan* p, float* y, const float* a, const float* b, size_t n);
+
+/* How the optional ScaleBias g(x) = x*Scale + Bias is applied. */
+enum {
+    EW_SB_NONE = 0,
+    EW_SB_F64, /* FLOAT32: in double, rounded once */
+    EW_SB_F32  /* FLOAT16: x*Scale, then +Bias, in float32 */
+};
+
+typedef struct ew_op {
+    int inputs;         /* 1 or 2 */
+    int sb_inside;      /* the row function applies ScaleBias itself (math in double, or POW's two inputs) */
+    int transcendental; /* per-element libm call: more work per element for the thread rule */
+    ew_row_fn row;
+} ew_op;
+
+struct ew_plan {
+    const ew_op* op;
+    int half;
+    int sb;                  /* EW_SB_* */
+    double s64, b64;         /* ScaleBias as double (FLOAT32) */
+    float s32, b32;          /* ScaleBias as float (FLOAT16) */
+    float lo, hi;            /* CLIP */
+    double exponent;         /* CONSTANT_POW */
+    dmlpy_act act;           /* ADD1's FusedActivation (kind NONE when absent) */
+    int stream;              /* contiguous FLOAT32 output rows go through non-temporal stores */
+    int copy;                /* FLOAT32 IDENTITY without ScaleBias or activation: gathered straight into y */
+    uint32_t nin;
+    uint32_t rank;           /* merged dims; the last one is the row */
+    uint64_t sizes[DMLPY_MAX_RANK];
+    uint64_t st[EW_MAX_INPUTS + 1][DMLPY_MAX_RANK]; /* element strides: [0] output, [1..] inputs */
+    const char* in[EW_MAX_INPUTS];
+    char* y;
+    uint64_t chunk;          /* elements of the inner dim per call: EW_CHUNK, or EW_TILE when tiled */
+    uint64_t chunks_per_row;
+    uint32_t tile_dim;       /* tiled: the dim blocked by EW_TILE (an input is contiguous along it); else rank */
+    uint64_t tile_blocks;
+};
+
+/* ---- the row functions ------------------------------------------------------------------------------ */
+
+static void row_add(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    for (i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+static void row_sub(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    for (i = 0; i < n; ++i) y[i] = a[i] - b[i];
+}
+
+static void row_mul(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    for (i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+static void row_div(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    for (i = 0; i < n; ++i) y[i] = a[i] / b[i];
+}
+
+/* fmax: a NaN loses to a number; two NaNs give a NaN. */
+static void row_max(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    for (i = 0; i < n; ++i) {
+        float x = a[i], z = b[i];
+        y[i] = (x > z || z != z) ? x : z;
+    }
+}
+
+static void row_min(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    for (i = 0; i < n; ++i) {
+        float x = a[i], z = b[i];
+        y[i] = (x < z || z != z) ? x : z;
+    }
+}
+
+static void row_identity(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    (void)p;
+    (void)b;
+    if (y != a) memmove(y, a, n * sizeof(float));
+}
+
+static void row_abs(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    (void)b;
+    for (i = 0; i < n; ++i) y[i] = fabsf(a[i]);
+}
+
+static void row_neg(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)p;
+    (void)b;
+    for (i = 0; i < n; ++i) y[i] = -a[i];
+}
+
+/* NumPy's minimum(maximum(v, Min), Max): a NaN value or bound gives a NaN; Min > Max gives Max. */
+static void row_clip(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    const float lo = p->lo, hi = p->hi;
+    size_t i;
+    (void)b;
+    for (i = 0; i < n; ++i) {
+        float v = a[i];
+        v = (!(v >= lo) && v == v) ? lo : v;
+        v = (!(v <= hi) && v == v) ? hi : v;
+        y[i] = v;
+    }
+}
+
+static void row_sqrt(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)b;
+    if (p->sb == EW_SB_F64) {
+        for (i = 0; i < n; ++i) y[i] = (float)sqrt((double)a[i] * p->s64 + p->b64);
+    } else {
+        for (i = 0; i < n; ++i) y[i] = sqrtf(a[i]);
+    }
+}
+
+static void row_recip(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)b;
+    if (p->sb == EW_SB_F64) {
+        for (i = 0; i < n; ++i) y[i] = (float)(1.0 / ((double)a[i] * p->s64 + p->b64));
+    } else {
+        for (i = 0; i < n; ++i) y[i] = 1.0f / a[i];
+    }
+}
+
+static void row_square(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    (void)b;
+    if (p->sb == EW_SB_F64) {
+        for (i = 0; i < n; ++i) {
+            const double t = (double)a[i] * p->s64 + p->b64;
+            y[i] = (float)(t * t);
+        }
+    } else {
+        for (i = 0; i < n; ++i) y[i] = a[i] * a[i];
+    }
+}
+
+/* g(x) as a double: FLOAT32's ScaleBias in double; FLOAT16's already applied in float32 (EW_SB_F32 runs
+ * before the row, see ew_compute), or none. */
+static inline double ew_g(const ew_plan* p, float x) {
+    return p->sb == EW_SB_F64 ? (double)x * p->s64 + p->b64 : (double)x;
+}
+
+#define EW_MATH_ROW(name, expr)                                                                    \
+    static void name(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {       \
+        size_t i;                                                                                  \
+        (void)b;                                                                                   \
+        for (i = 0; i < n; ++i) {                                                                  \
+            const double t = ew_g(p, a[i]);                                                        \
+            y[i] = (float)(expr);                                                                  \
+        }                                                                                          \
+    }
+
+EW_MATH_ROW(row_exp, exp(t))
+EW_MATH_ROW(row_log, log(t))
+EW_MATH_ROW(row_tanh, tanh(t))
+EW_MATH_ROW(row_erf, erf(t))
+EW_MATH_ROW(row_cpow, pow(t, p->exponent))
+
+/* POW: pow(g(x), e). ScaleBias applies to the first input only, so it is done here (not by the
+ * in-place pre-pass, which could overwrite an exponent the output aliases). */
+static void row_pow(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        double t;
+        if (p->sb == EW_SB_F32) {
+            float g = a[i] * p->s32;
+            g = g + p->b32;
+            t = (double)g;
+        } else {
+            t = ew_g(p, a[i]);
+        }
+        y[i] = (float)pow(t, (double)b[i]);
+    }
+}
+
+/* ScaleBias as a step before a unary function: y = g(a) (y may be a). */
+static void ew_scale_bias_row(const ew_plan* p, float* y, const float* a, size_t n) {
+    size_t i;
+    if (p->sb == EW_SB_F64) {
+        const double s = p->s64, c = p->b64;
+        for (i = 0; i < n; ++i) y[i] = (float)((double)a[i] * s + c);
+    } else {
+        const float s = p->s32, c = p->b32;
+        for (i = 0; i < n; ++i) {
+            float g = a[i] * s;
+            y[i] = g + c;
+        }
+    }
+}
+
+enum {
+    EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_POW,
+    EW_IDENTITY, EW_ABS, EW_NEG, EW_CLIP, EW_SQRT, EW_RECIP, EW_EXP, EW_LOG, EW_TANH, EW_ERF, EW_CPOW,
+    EW_SQUARE, EW_OP_COUNT
+};
+
+static const ew_op ew_ops[EW_OP_COUNT] = {
+    [EW_ADD] = {2, 0, 0, row_add},
+    [EW_SUB] = {2, 0, 0, row_sub},
+    [EW_MUL] = {2, 0, 0, row_mul},
+    [EW_DIV] = {2, 0, 0, row_div},
+    [EW_MAX] = {2, 0, 0, row_max},
+    [EW_MIN] = {2, 0, 0, row_min},
+    [EW_POW] = {2, 1, 1, row_pow},
+    [EW_IDENTITY] = {1, 0, 0, row_identity},
+    [EW_ABS] = {1, 0, 0, row_abs},
+    [EW_NEG] = {1, 0, 0, row_neg},
+    [EW_CLIP] = {1, 0, 0, row_clip},
+    [EW_SQRT] = {1, 1, 0, row_sqrt},
+    [EW_RECIP] = {1, 1, 0, row_recip},
+    [EW_EXP] = {1, 1, 1, row_exp},
+    [EW_LOG] = {1, 1, 1, row_log},
+    [EW_TANH] = {1, 1, 1, row_tanh},
+    [EW_ERF] = {1, 1, 1, row_erf},
+    [EW_CPOW] = {1, 1, 1, row_cpow},
+    [EW_SQUARE] = {1, 1, 0, row_square},
+};
+
+/* One row of n elements: y = f(g(a), b), then the fused activation. y may be a or b (in place). */
+static void ew_compute(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    if (p->sb != EW_SB_NONE && (!p->op->sb_inside || p->sb == EW_SB_F32) && p->op->row != row_pow) {
+        ew_scale_bias_row(p, y, a, n); /* unary: y aliases nothing but a */
+        a = y;
+    }
+    p->op->row(p, y, a, b, n);
+    if (p->act.kind != DMLPY_ACT_NONE) dmlpy_act_apply_row(&p->act, y, n);
+}
+
+/* ---- the loop ----------------------------------------------------------------------------------------- */
+
+static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
+    float buf[EW_MAX_INPUTS + 1][EW_CHUNK];
+    const float* src[EW_MAX_INPUTS] = {NULL, NULL};
+    const uint32_t last = p->rank - 1;
+    const uint64_t ys = p->st[0][last];
+    float* dst;
+    uint32_t k;
+    uint64_t j;
+    if (p->copy && ys == 1 && !p->stream) { /* a strided copy (a transpose): no buffer */
+        const float* f = (const float*)p->in[0] + off[1];
+        const uint64_t s = p->st[1][last];
+        float* y = (float*)p->y + off[0];
+        if (s == 1) {
+            memmove(y, f, (size_t)n * sizeof(float));
+        } else {
+            for (j = 0; j < n; ++j) y[j] = f[j * s];
+        }
+        return;
+    }
+    for (k = 0; k < p->nin; ++k) {
+        const uint64_t s = p->st[k + 1][last];
+        float* b = buf[k + 1];
+        if (p->half) {
+            const uint16_t* h = (const uint16_t*)p->in[k] + off[k + 1];
+            if (s == 1) {
+                dmlpy_h2f_row(b, h, (size_t)n);
+            } else if (s == 0) {
+                const float v = dmlpy_h2f(h[0]);
+                for (j = 0; j < n; ++j) b[j] = v;
+            } else {
+                for (j = 0; j < n; ++j) b[j] = dmlpy_h2f(h[j * s]);
+            }
+            src[k] = b;
+        } else {
+            const float* f = (const float*)p->in[k] + off[k + 1];
+            if (s == 1) {
+                src[k] = f;
+            } else {
+                if (s == 0) {
+                    const float v = f[0];
+                    for (j = 0; j < n; ++j) b[j] = v;
+                } else {
+                    for (j = 0; j < n; ++j) b[j] = f[j * s];
+                }
+                src[k] = b;
+            }
+        }
+    }
+    dst = (!p->half && ys == 1 && !p->stream) ? (float*)p->y + off[0] : buf[0];
+    ew_compute(p, dst, src[0], src[1], (size_t)n);
+    if (dst != buf[0]) return;
+#if defined(EW_STREAM)
+    if (p->stream && ys == 1) {
+        float* f = (float*)p->y + off[0];
+        j = 0;
+        for (; j < n && ((uintptr_t)(f + j) & 31u) != 0; ++j) f[j] = dst[j];
+        for (; j + 8 <= n; j += 8) _mm256_stream_ps(f + j, _mm256_loadu_ps(dst + j));
+        for (; j < n; ++j) f[j] = dst[j];
+        return;
+    }
+#endif
+    if (p->half) {
+        uint16_t* h = (uint16_t*)p->y + off[0];
+        if (ys == 1) {
+            dmlpy_f2h_row(h, dst, (size_t)n);
+        } else {
+            for (j = 0; j < n; ++j) h[j * ys] = dmlpy_f2h(dst[j]);
+        }
+    } else {
+        float* f = (float*)p->y + off[0];
+        for (j = 0; j < n; ++j) f[j * ys] = dst[j];
+    }
+}
+
+static void ew_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const ew_plan* p = (const ew_plan*)vp;
+    const uint32_t last = p->rank - 1;
+    const uint64_t len = p->sizes[last];
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        uint64_t row = item / p->chunks_per_row, chunk = item % p->chunks_per_row;
+        uint64_t off[EW_MAX_INPUTS + 1] = {0, 0, 0};
+        uint64_t t = row, j0 = chunk * p->chunk, n, b0 = 0, b1 = 1, b;
+        uint32_t i, k;
+        for (i = last; i-- > 0;) {
+            if (i == p->tile_dim) { /* a block of EW_TILE indices of this dim, walked below */
+                b0 = (t % p->tile_blocks) * EW_TILE;
+                t /= p->tile_blocks;
+                b1 = b0 + EW_TILE < p->sizes[i] ? b0 + EW_TILE : p->sizes[i];
+                continue;
+            }
+            {
+                const uint64_t idx = t % p->sizes[i];
+                t /= p->sizes[i];
+                for (k = 0; k <= p->nin; ++k) off[k] += idx * p->st[k][i];
+            }
+        }
+        for (k = 0; k <= p->nin; ++k) off[k] += j0 * p->st[k][last];
+        n = len - j0 < p->chunk ? len - j0 : p->chunk;
+        for (b = b0; b < b1; ++b) {
+            uint64_t o[EW_MAX_INPUTS + 1] = {off[0], off[1], off[2]};
+            if (p->tile_dim < p->rank) {
+                for (k = 0; k <= p->nin; ++k) o[k] += b * p->st[k][p->tile_dim];
+            }
+            ew_chunk(p, o, n);
+        }
+    }
+#if defined(EW_STREAM)
+    if (p->stream) _mm_sfence(); /* the streamed stores are visible before the caller joins */
+#endif
+}
+
+/* ---- desc reading ------------------------------------------------------------------------------------- */
+
+typedef struct ew_desc {
+    int op;
+    const DML_TENSOR_DESC* in[EW_MAX_INPUTS];
+    const DML_TENSOR_DESC* out;
+    const DML_SCALE_BIAS* sb;
+    const DML_OPERATOR_DESC* fused;
+    dmlpy_act act; /* a standalone ACTIVATION_*: IDENTITY, then this on each row */
+    float lo, hi, exponent;
+} ew_desc;
+
+/* Unary descs with ScaleBias all begin { InputTensor, OutputTensor, ScaleBias }; binary ones
+ * { ATensor, BTensor, OutputTensor }: read through those layouts once the type is known. */
+static int32_t ew_read(const DML_OPERATOR_DESC* desc, ew_desc* d) {
+    const void* v = desc->Desc;
+    memset(d, 0, sizeof *d);
+    if (v == NULL) return DMLPY_E_NULL_ARGUMENT;
+    switch (desc->Type) {
+    case DML_OPERATOR_ELEMENT_WISE_ADD: d->op = EW_ADD; break;
+    case DML_OPERATOR_ELEMENT_WISE_ADD1: {
+        const DML_ELEMENT_WISE_ADD1_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_ADD1_OPERATOR_DESC*)v;
+        d->op = EW_ADD;
+        d->fused = s->FusedActivation;
+        break;
+    }
+    case DML_OPERATOR_ELEMENT_WISE_SUBTRACT: d->op = EW_SUB; break;
+    case DML_OPERATOR_ELEMENT_WISE_MULTIPLY: d->op = EW_MUL; break;
+    case DML_OPERATOR_ELEMENT_WISE_DIVIDE: d->op = EW_DIV; break;
+    case DML_OPERATOR_ELEMENT_WISE_MAX: d->op = EW_MAX; break;
+    case DML_OPERATOR_ELEMENT_WISE_MIN: d->op = EW_MIN; break;
+    case DML_OPERATOR_ELEMENT_WISE_POW: {
+        const DML_ELEMENT_WISE_POW_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_POW_OPERATOR_DESC*)v;
+        d->op = EW_POW;
+        d->in[0] = s->InputTensor;
+        d->in[1] = s->ExponentTensor;
+        d->out = s->OutputTensor;
+        d->sb = s->ScaleBias;
+        return DMLPY_OK;
+    }
+    case DML_OPERATOR_ELEMENT_WISE_NEGATE: {
+        const DML_ELEMENT_WISE_NEGATE_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_NEGATE_OPERATOR_DESC*)v;
+        d->op = EW_NEG;
+        d->in[0] = s->InputTensor;
+        d->out = s->OutputTensor;
+        return DMLPY_OK;
+    }
+    case DML_OPERATOR_ELEMENT_WISE_CLIP: {
+        const DML_ELEMENT_WISE_CLIP_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_CLIP_OPERATOR_DESC*)v;
+        d->op = EW_CLIP;
+        d->lo = s->Min;
+        d->hi = s->Max;
+        break;
+    }
+    case DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW: {
+        const DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC*)v;
+        /* Exponents 0.5, -1 and 2 are sqrt, 1/x and x*x, as NumPy's power computes them (sqrt(-inf) is NaN
+         * where pow(-inf, 0.5) is +inf; docs/deviations.md). */
+        d->exponent = s->Exponent;
+        d->op = d->exponent == 0.5f ? EW_SQRT : d->exponent == -1.0f ? EW_RECIP : d->exponent == 2.0f ? EW_SQUARE : EW_CPOW;
+        break;
+    }
+    case DML_OPERATOR_ELEMENT_WISE_IDENTITY: d->op = EW_IDENTITY; break;
+    case DML_OPERATOR_ELEMENT_WISE_ABS: d->op = EW_ABS; break;
+    case DML_OPERATOR_ELEMENT_WISE_SQRT: d->op = EW_SQRT; break;
+    case DML_OPERATOR_ELEMENT_WISE_RECIP: d->op = EW_RECIP; break;
+    case DML_OPERATOR_ELEMENT_WISE_EXP: d->op = EW_EXP; break;
+    case DML_OPERATOR_ELEMENT_WISE_LOG: d->op = EW_LOG; break;
+    case DML_OPERATOR_ELEMENT_WISE_TANH: d->op = EW_TANH; break;
+    case DML_OPERATOR_ELEMENT_WISE_ERF: d->op = EW_ERF; break;
+    default: {
+        /* A standalone activation (UNSUPPORTED_OPERATOR for any other type). */
+        const int32_t st = dmlpy_activation_read(desc, 0, &d->act, &d->in[0], &d->out);
+        d->op = EW_IDENTITY;
+        return st;
+    }
+    }
+    if (ew_ops[d->op].inputs == 2) {
+        const DML_ELEMENT_WISE_ADD_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_ADD_OPERATOR_DESC*)v;
+        d->in[0] = s->ATensor;
+        d->in[1] = s->BTensor;
+        d->out = s->OutputTensor;
+    } else {
+        const DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC*)v;
+        d->in[0] = s->InputTensor;
+        d->out = s->OutputTensor;
+        d->sb = s->ScaleBias;
+    }
+    return DMLPY_OK;
+}
+
+/* ---- the operator ------------------------------------------------------------------------------------- */
+
+int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {
+    ew_plan p;
+    ew_desc d;
+    dmlpy_tensor t[EW_MAX_INPUTS + 1]; /* [0] output, [1..] inputs */
+    dmlpy_staged_output stage;
+    uint32_t i, k, n, order[DMLPY_MAX_RANK];
+    uint64_t rows = 1, items, elements = 1, work;
+    unsigned threads;
+    int32_t st;
+
+    if (desc == NULL) return DMLPY_E_NULL_ARGUMENT;
+    st = ew_read(desc, &d);
+    if (st != DMLPY_OK) return st;
+    memset(&p, 0, sizeof p);
+    p.op = &ew_ops[d.op];
+    p.nin = (uint32_t)p.op->inputs;
+    if (d.out == NULL) return DMLPY_E_NULL_ARGUMENT;
+    for (k = 0; k < p.nin; ++k) {
+        if (d.in[k] == NULL) return DMLPY_E_NULL_ARGUMENT;
+    }
+    if (d.fused != NULL) {
+        st = dmlpy_activation_read(d.fused, 1, &p.act, NULL, NULL);
+        if (st != DMLPY_OK) return st;
+    } else {
+        p.act = d.act; /* DMLPY_ACT_NONE (0) but for a standalone activation */
+    }
+    if (inputCount != p.nin || outputCount != 1) return DMLPY_E_BINDING_COUNT;
+    if (inputs == NULL || outputs == NULL) return DMLPY_E_NULL_ARGUMENT;
+
+    st = dmlpy_tensor_from_desc(d.out, &t[0]);
+    if (st != DMLPY_OK) return st;
+    for (k = 0; k < p.nin; ++k) {
+        st = dmlpy_tensor_from_desc(d.in[k], &t[k + 1]);
+        if (st != DMLPY_OK) return st;
+    }
+    if (t[0].data_type != DML_TENSOR_DATA_TYPE_FLOAT32 && t[0].data_type != DML_TENSOR_DATA_TYPE_FLOAT16) {
+        return DMLPY_E_INVALID_DESC;
+    }
+    for (k = 1; k <= p.nin; ++k) {
+        if (t[k].data_type != t[0].data_type || t[k].rank != t[0].rank) return DMLPY_E_INVALID_DESC;
+        for (i = 0; i < t[0].rank; ++i) {
+            if (t[k].sizes[i] != t[0].sizes[i]) return DMLPY_E_INVALID_DESC;
+        }
+    }
+    st = dmlpy_tensor_bind(&t[0], &outputs[0]);
+    if (st != DMLPY_OK) return st;
+    for (k = 1; k <= p.nin; ++k) {
+        st = dmlpy_tensor_bind(&t[k], &inputs[k - 1]);
+        if (st != DMLPY_OK) return st;
+        if (dmlpy_tensors_overlap(&t[k], &t[0])) {
+            /* In place: the very same elements, element for element. */
+            if (t[k].data != t[0].data) return DMLPY_E_INVALID_ARGUMENT;
+            for (i = 0; i < t[0].rank; ++i) {
+                if (t[0].sizes[i] > 1 && t[k].strides[i] != t[0].strides[i]) return DMLPY_E_INVALID_ARGUMENT;
+            }
+        }
+    }
+    st = dmlpy_output_stage(&t[0], &stage);
+    if (st != DMLPY_OK) return st;
+
+    p.half = t[0].data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
+    p.y = t[0].data;
+    for (k = 0; k < p.nin; ++k) p.in[k] = t[k + 1].data;
+    if (d.sb != NULL) {
+        p.sb = p.half ? EW_SB_F32 : EW_SB_F64;
+        p.s64 = (double)d.sb->Scale;
+        p.b64 = (double)d.sb->Bias;
+        p.s32 = d.sb->Scale;
+        p.b32 = d.sb->Bias;
+    }
+    p.lo = d.lo;
+    p.hi = d.hi;
+    p.exponent = (double)d.exponent;
+
+    /* Dims of size > 1, ordered by the output's stride, largest first (stable: ties keep their order). */
+    n = 0;
+    for (i = 0; i < t[0].rank; ++i) {
+        if (t[0].sizes[i] > 1) {
+            uint32_t j = n++;
+            while (j > 0 && t[0].strides[order[j - 1]] < t[0].strides[i]) {
+                order[j] = order[j - 1];
+                --j;
+            }
+            order[j] = i;
+        }
+    }
+    /* Merge a dim into the previous one when every tensor is contiguous across them. */
+    p.rank = 0;
+    for (i = 0; i < n; ++i) {
+        const uint32_t dim = order[i];
+        if (p.rank > 0) {
+            const uint32_t l = p.rank - 1;
+            int merge = 1;
+            for (k = 0; k <= p.nin && merge; ++k) {
+                /* strides of a bound tensor reach inside it: the product cannot overflow */
+                merge = p.st[k][l] == t[k].strides[dim] * t[k].sizes[dim];
+            }
+            if (merge) {
+                p.sizes[l] *= t[0].sizes[dim];
+                for (k = 0; k <= p.nin; ++k) p.st[k][l] = t[k].strides[dim];
+                continue;
+            }
+        }
+        p.sizes[p.rank] = t[0].sizes[dim];
+        for (k = 0; k <= p.nin; ++k) p.st[k][p.rank] = t[k].strides[dim];
+        ++p.rank;
+    }
+    if (p.rank == 0) {
+        p.rank = 1;
+        p.sizes[0] = 1;
+        for (k = 0; k <= p.nin; ++k) p.st[k][0] = 1;
+    }
+    for (i = 0; i < p.rank; ++i) elements *= p.sizes[i]; /* <= 2^32 - 1: checked by tensor_from_desc */
+#if defined(EW_STREAM)
+    /* In place, the output's lines are in cache already (read as the input): no streaming then. */
+    p.stream = !p.half && p.st[0][p.rank - 1] == 1 && elements * 4u >= EW_STREAM_BYTES && stage.block == NULL;
+    for (k = 1; k <= p.nin; ++k) {
+        if (t[k].data == t[0].data) p.stream = 0;
+    }
+#endif
+    p.copy = !p.half && p.op == &ew_ops[EW_IDENTITY] && p.sb == EW_SB_NONE && p.act.kind == DMLPY_ACT_NONE;
+    /* A transpose: an input strided along the inner dim but contiguous along another one. Tiles of
+     * EW_TILE x EW_TILE then read each of its cache lines once instead of once per element. */
+    p.chunk = EW_CHUNK;
+    p.tile_dim = p.rank;
+    for (k = 1; k <= p.nin && p.tile_dim == p.rank; ++k) {
+        if (p.st[k][p.rank - 1] > 1) {
+            for (i = 0; i + 1 < p.rank; ++i) {
+                if (p.st[k][i] == 1) p.tile_dim = i;
+            }
+        }
+    }
+    if (p.tile_dim < p.rank) {
+        p.chunk = EW_TILE;
+        p.tile_blocks = (p.sizes[p.tile_dim] + EW_TILE - 1) / EW_TILE;
+    }
+    for (i = 0; i + 1 < p.rank; ++i) rows *= i == p.tile_dim ? p.tile_blocks : p.sizes[i];
+    p.chunks_per_row = (p.sizes[p.rank - 1] + p.chunk - 1) / p.chunk;
+    items = rows * p.chunks_per_row;
+    /* one unit per element read or written; a libm call per element costs about 16 */
+    work = elements * ((uint64_t)p.nin + 1u) *
+           ((p.op->transcendental || dmlpy_act_is_transcendental(p.act.kind)) ? 16u : 1u);
+    threads = dmlpy_choose_threads(work, items, threadCount);
+    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, ew_run, &p);
+    dmlpy_output_unstage(&stage, 1);
+    return DMLPY_OK;
+}
