@@ -44,6 +44,11 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ACTIVATION_TANH:
     case DML_OPERATOR_ACTIVATION_GELU:
         return kernels->activation(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_RESAMPLE:
+    case DML_OPERATOR_RESAMPLE1:
+    case DML_OPERATOR_RESAMPLE2:
+    case DML_OPERATOR_RESAMPLE3:
+        return kernels->resample(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }
