@@ -45,6 +45,8 @@ enum {
  * inputs/outputs: DirectML binding-slot order (desc field order of the input tensors / output tensors).
  *   AVERAGE_POOLING (56), AVERAGE_POOLING1 (166), SPACE_TO_DEPTH(1) (68, 114), DEPTH_TO_SPACE(1) (69, 113)
  *   and the ACTIVATION_* operators: 1 input (InputTensor), 1 output (OutputTensor).
+ *   RESAMPLE (96), RESAMPLE1 (116), RESAMPLE2 (161), RESAMPLE3 (175): 1 input (InputTensor), 1 output
+ *   (OutputTensor); FLOAT32, FLOAT16, INT8 or UINT8, and every Scales entry finite.
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
