@@ -21,13 +21,15 @@
  * and the sign of a zero inside is washed out by the outer sums, so they cost nothing. The C build uses
  * -std=c11, so no multiply-add is contracted.
  *
- * The loop: one axis R is the vector axis (the unit-stride one where possible); every work item is one
- * position of the other axes times one chunk of R. The other resampled axes ("levels") nest recursively
- * over vectors along R. When R itself is resampled (it must then be the highest resampled axis, the
- * outermost sum), the levels produce one row of the input range the chunk needs and a row pass applies
- * R's taps (with a vectorisable path for 2x linear at pixel centres, the upsampling real models use);
- * otherwise the levels produce the outputs directly. Items are split over threads by dmlpy_parallel_for;
- * each output belongs to one item, so any thread count gives the same bytes.
+ * The loop: one axis R is the vector axis, the highest resampled one (its sum is the outermost), or when
+ * none is resampled the one with the smallest output stride; every work item is one position of the other
+ * axes times one chunk of R. The other resampled axes ("levels") nest recursively over vectors along R:
+ * they produce the input range the chunk's taps read once, and a row pass applies R's taps (with a
+ * vectorisable path for 2x linear at pixel centres, the upsampling real models use); without a resampled
+ * axis the vector is the output itself. An axis left as it is whose output stride is below R's (NHWC's C
+ * under W) becomes the lanes: the vectors are then blocks of R positions x lanes, so an NHWC image is
+ * processed as rows of pixels x channels. Items are split over threads by dmlpy_parallel_for; each output
+ * belongs to one item, so any thread count gives the same bytes.
  *
  * Never trusting the caller: the desc (types, counts, pointers, finite scales) and both tensors are
  * re-read and checked, both buffers bound (dmlpy_tensor_bind: every strided extent inside its range), and
@@ -41,6 +43,7 @@
 #include "half.h"
 
 #define RS_CHUNK 1024u     /* outputs along the vector axis per work item */
+#define RS_LANE_BLOCK 2048u /* elements (positions x lanes) per work item with lanes */
 #define RS_HALF_BLOCK 256u /* binary16 values converted at a time */
 
 enum { RS_IDENTITY = 0, RS_GATHER = 1, RS_WEIGHTED = 2 };
@@ -66,6 +69,10 @@ typedef struct rs_plan {
     rs_axis axes[DMLPY_MAX_RANK];
     uint32_t R;             /* the vector axis */
     int row_weighted;       /* R is resampled: levels, then a row pass */
+    int has_q;              /* row_weighted with lanes: an axis Q left as it is, of smaller output stride than R */
+    uint32_t Q;
+    uint64_t nq, xq, yq;    /* lanes per position along R (1 without Q) and Q's strides */
+    uint64_t chunk;         /* outputs along R per work item */
     uint32_t levels;        /* resampled axes other than R, ascending (level 0 is the innermost sum) */
     uint32_t level_axis[DMLPY_MAX_RANK];
     uint32_t outers;        /* the axes other than R, ascending */
@@ -74,7 +81,7 @@ typedef struct rs_plan {
     uint32_t* chunk_lo;     /* row_weighted: the input range [lo, hi] each chunk's taps read */
     uint32_t* chunk_hi;
     uint64_t* goff;         /* R a gather: input element offset along R per output index */
-    uint64_t vmax;          /* longest vector (chunk or input range) */
+    uint64_t vmax;          /* longest vector in elements: (chunk or input range) x nq */
     const char* x;
     char* y;
     char* scratch;
@@ -369,19 +376,18 @@ static void rs_free(rs_plan* p) {
     free(p->scratch);
 }
 
-/* The vector axis: the highest resampled axis or one that is not resampled, the one with the smallest
- * output stride among those of size > 1 (the last axis when none is). */
+/* The vector axis: the highest resampled axis (its sum is the outermost, so its taps can combine rows the
+ * other levels computed once; an axis left as it is with a smaller output stride becomes the lanes), or,
+ * when no axis is resampled, the one of size > 1 with the smallest output stride (the last when none). */
 static uint32_t rs_choose_vector_axis(const rs_plan* p) {
-    int32_t highest = -1;
     uint32_t i, best = p->rank - 1;
     int found = 0;
-    for (i = 0; i < p->rank; ++i) {
-        if (p->axes[i].kind == RS_WEIGHTED) highest = (int32_t)i;
+    for (i = p->rank; i-- > 0;) {
+        if (p->axes[i].kind == RS_WEIGHTED) return i;
     }
     for (i = p->rank; i-- > 0;) {
         const rs_axis* a = &p->axes[i];
         if (a->out_size < 2) continue;
-        if (a->kind == RS_WEIGHTED && (int32_t)i != highest) continue;
         if (!found || a->ys < p->axes[best].ys) {
             best = i;
             found = 1;
@@ -390,26 +396,35 @@ static uint32_t rs_choose_vector_axis(const rs_plan* p) {
     return best;
 }
 
-static int32_t rs_plan_loop(rs_plan* p) {
-    rs_axis* r;
+/* The lane axis of a resampled R: the axis left as it is (IDENTITY, size > 1) with the smallest output stride,
+ * when that stride is below R's (NHWC: C under W), so a work item's vectors are blocks (R positions x lanes). */
+static int32_t rs_choose_lanes(const rs_plan* p) {
+    int32_t best = -1;
     uint32_t i;
-    uint64_t c;
-    p->R = rs_choose_vector_axis(p);
-    r = &p->axes[p->R];
-    p->row_weighted = r->kind == RS_WEIGHTED;
     for (i = 0; i < p->rank; ++i) {
-        if (i == p->R) continue;
-        p->outer_axis[p->outers++] = i;
-        if (p->axes[i].kind == RS_WEIGHTED) p->level_axis[p->levels++] = i;
+        const rs_axis* a = &p->axes[i];
+        if (i == p->R || a->kind != RS_IDENTITY || a->out_size < 2 || a->out_size > 65536 || a->ys >= p->axes[p->R].ys) continue;
+        if (best < 0 || a->ys < p->axes[best].ys) best = (int32_t)i;
     }
-    p->chunks = (r->out_size + RS_CHUNK - 1) / RS_CHUNK;
-    p->vmax = r->out_size < RS_CHUNK ? r->out_size : RS_CHUNK;
+    return best;
+}
+
+/* Chunks of R and (R resampled) the input range each chunk's taps read; vmax in elements. */
+static int32_t rs_plan_chunks(rs_plan* p) {
+    const rs_axis* r = &p->axes[p->R];
+    uint64_t c, longest;
+    free(p->chunk_lo);
+    free(p->chunk_hi);
+    p->chunk_lo = p->chunk_hi = NULL;
+    p->chunk = p->nq > 1 ? (RS_LANE_BLOCK / p->nq ? RS_LANE_BLOCK / p->nq : 1) : RS_CHUNK;
+    p->chunks = (r->out_size + p->chunk - 1) / p->chunk;
+    longest = r->out_size < p->chunk ? r->out_size : p->chunk;
     if (p->row_weighted) {
         p->chunk_lo = (uint32_t*)malloc((size_t)p->chunks * sizeof(uint32_t));
         p->chunk_hi = (uint32_t*)malloc((size_t)p->chunks * sizeof(uint32_t));
         if (p->chunk_lo == NULL || p->chunk_hi == NULL) return DMLPY_E_OUT_OF_MEMORY;
         for (c = 0; c < p->chunks; ++c) {
-            const uint64_t j0 = c * RS_CHUNK, j1 = j0 + RS_CHUNK < r->out_size ? j0 + RS_CHUNK : r->out_size;
+            const uint64_t j0 = c * p->chunk, j1 = j0 + p->chunk < r->out_size ? j0 + p->chunk : r->out_size;
             uint64_t k;
             uint32_t lo = UINT32_MAX, hi = 0;
             for (k = r->start[j0]; k < r->start[j1]; ++k) {
@@ -419,9 +434,44 @@ static int32_t rs_plan_loop(rs_plan* p) {
             if (lo > hi) lo = hi = 0; /* no taps at all: read element 0, use nothing */
             p->chunk_lo[c] = lo;
             p->chunk_hi[c] = hi;
-            if ((uint64_t)hi - lo + 1 > p->vmax) p->vmax = (uint64_t)hi - lo + 1;
+            if ((uint64_t)hi - lo + 1 > longest) longest = (uint64_t)hi - lo + 1;
         }
-    } else if (r->kind == RS_GATHER) {
+    }
+    p->vmax = longest * p->nq; /* nq <= 65536 and longest < 2^32 */
+    return DMLPY_OK;
+}
+
+static int32_t rs_plan_loop(rs_plan* p) {
+    rs_axis* r;
+    uint32_t i;
+    uint64_t c;
+    int32_t st, q;
+    p->R = rs_choose_vector_axis(p);
+    r = &p->axes[p->R];
+    p->row_weighted = r->kind == RS_WEIGHTED;
+    p->nq = 1;
+    q = p->row_weighted ? rs_choose_lanes(p) : -1;
+    if (q >= 0) {
+        p->has_q = 1;
+        p->Q = (uint32_t)q;
+        p->nq = p->axes[q].out_size;
+        p->xq = p->axes[q].xs;
+        p->yq = p->axes[q].ys;
+    }
+    st = rs_plan_chunks(p);
+    if (st != DMLPY_OK) return st;
+    if (p->has_q && p->vmax > ((uint64_t)1 << 20)) { /* blocks too large (a wide filter): rows of R alone */
+        p->has_q = 0;
+        p->nq = 1;
+        st = rs_plan_chunks(p);
+        if (st != DMLPY_OK) return st;
+    }
+    for (i = 0; i < p->rank; ++i) {
+        if (i == p->R || (p->has_q && i == p->Q)) continue;
+        p->outer_axis[p->outers++] = i;
+        if (p->axes[i].kind == RS_WEIGHTED) p->level_axis[p->levels++] = i;
+    }
+    if (!p->row_weighted && r->kind == RS_GATHER) {
         p->goff = (uint64_t*)malloc((size_t)r->out_size * sizeof(uint64_t));
         if (p->goff == NULL) return DMLPY_E_OUT_OF_MEMORY;
         for (c = 0; c < r->out_size; ++c) p->goff[c] = (uint64_t)r->idx[r->start[c]] * r->xs;
@@ -505,13 +555,13 @@ int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DML
     p.y = yt.data;
     half = p.type == DML_TENSOR_DATA_TYPE_FLOAT16;
 
-    items = (out_count / p.axes[p.R].out_size) * p.chunks;
+    items = (out_count / p.axes[p.R].out_size / p.nq) * p.chunks;
     work = out_count * (2 + taps_product);
     threads = dmlpy_choose_threads(work, items, threadCount);
     {
         /* per worker: a buffer per level, one for the loaded row, one for the outputs of a chunk */
         const uint64_t elem = half ? sizeof(float) : sizeof(double);
-        uint64_t bytes = ((uint64_t)p.levels + 2) * (p.vmax + 8) * elem + 64, total;
+        uint64_t bytes = ((uint64_t)p.levels + 2) * (p.vmax + 16) * elem + 64, total;
         if (!dmlpy_mul_u64(bytes, threads, &total) || total > (uint64_t)SIZE_MAX) {
             dmlpy_output_unstage(&stage, 0);
             rs_free(&p);

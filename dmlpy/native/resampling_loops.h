@@ -6,45 +6,55 @@
  * tap, as the NumPy kernel does; nothing here may be reordered.
  */
 
-/* dst[j] = the input element at element offset off + (start + j) * xs_R (or off + table[j]), in RS_T. */
-static void RS_NAME(rs_load)(const rs_plan* p, RS_T* dst, uint64_t off, const rs_vec* v) {
-    const uint64_t n = v->n, xs = p->axes[p->R].xs;
-    const uint64_t* table = v->table;
-    uint64_t j;
+/* One row of the vector: dst[i] = the input element at element offset off + i * stride (contiguous when
+ * stride is 1), in RS_T. */
+static void RS_NAME(rs_load_row)(const rs_plan* p, RS_T* dst, uint64_t off, uint64_t n, uint64_t stride) {
+    uint64_t i;
     switch (p->type) {
     case DML_TENSOR_DATA_TYPE_FLOAT32: {
         const float* s = (const float*)p->x + off;
-        if (table) {
-            for (j = 0; j < n; ++j) dst[j] = (RS_T)s[table[j]];
-        } else if (xs == 1) {
-            s += v->start;
-            for (j = 0; j < n; ++j) dst[j] = (RS_T)s[j];
+        if (stride == 1) {
+            for (i = 0; i < n; ++i) dst[i] = (RS_T)s[i];
         } else {
-            for (j = 0; j < n; ++j) dst[j] = (RS_T)s[(v->start + j) * xs];
+            for (i = 0; i < n; ++i) dst[i] = (RS_T)s[i * stride];
         }
         break;
     }
     case DML_TENSOR_DATA_TYPE_FLOAT16: {
         const uint16_t* s = (const uint16_t*)p->x + off;
-        if (table) {
-            for (j = 0; j < n; ++j) dst[j] = (RS_T)dmlpy_h2f(s[table[j]]);
-        } else if (xs == 1 && sizeof(RS_T) == sizeof(float)) {
-            dmlpy_h2f_row((float*)dst, s + v->start, (size_t)n);
+        if (stride == 1 && sizeof(RS_T) == sizeof(float)) {
+            dmlpy_h2f_row((float*)dst, s, (size_t)n);
         } else {
-            for (j = 0; j < n; ++j) dst[j] = (RS_T)dmlpy_h2f(s[(v->start + j) * xs]);
+            for (i = 0; i < n; ++i) dst[i] = (RS_T)dmlpy_h2f(s[i * stride]);
         }
         break;
     }
     case DML_TENSOR_DATA_TYPE_INT8: {
         const int8_t* s = (const int8_t*)p->x + off;
-        for (j = 0; j < n; ++j) dst[j] = (RS_T)s[table ? table[j] : (v->start + j) * xs];
+        for (i = 0; i < n; ++i) dst[i] = (RS_T)s[i * stride];
         break;
     }
     default: { /* UINT8 */
         const uint8_t* s = (const uint8_t*)p->x + off;
-        for (j = 0; j < n; ++j) dst[j] = (RS_T)s[table ? table[j] : (v->start + j) * xs];
+        for (i = 0; i < n; ++i) dst[i] = (RS_T)s[i * stride];
         break;
     }
+    }
+}
+
+/* dst = the vector at element offset off: element (j, q) (q < nq, the lanes) at off + (start + j) * xs_R
+ * + q * xs_Q, or off + table[j] (no lanes). */
+static void RS_NAME(rs_load)(const rs_plan* p, RS_T* dst, uint64_t off, const rs_vec* v) {
+    const uint64_t n = v->n, xs = p->axes[p->R].xs, nq = p->nq;
+    uint64_t j;
+    if (v->table) {
+        for (j = 0; j < n; ++j) RS_NAME(rs_load_row)(p, dst + j, off + v->table[j], 1, 1);
+    } else if (nq == 1) {
+        RS_NAME(rs_load_row)(p, dst, off + v->start * xs, n, xs);
+    } else if (p->xq * nq == xs) { /* the block is one run */
+        RS_NAME(rs_load_row)(p, dst, off + v->start * xs, n * nq, p->xq);
+    } else {
+        for (j = 0; j < n; ++j) RS_NAME(rs_load_row)(p, dst + j * nq, off + (v->start + j) * xs, nq, p->xq);
     }
 }
 
@@ -58,21 +68,21 @@ static void RS_NAME(rs_acc)(RS_T* acc, const RS_T* src, uint64_t n, RS_T w, int 
     }
 }
 
-/* acc = (first ? +0 : acc) + w * input vector at off; tmp: a scratch row. */
+/* acc = (first ? +0 : acc) + w * input vector at off; tmp: a scratch vector. */
 static void RS_NAME(rs_acc_input)(const rs_plan* p, RS_T* acc, RS_T* tmp, uint64_t off, const rs_vec* v, RS_T w, int first) {
-    const uint64_t n = v->n;
+    const uint64_t xs = p->axes[p->R].xs, nq = p->nq, count = v->n * nq;
     uint64_t j;
-    if (p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && v->table == NULL && p->axes[p->R].xs == 1) {
-        const float* s = (const float*)p->x + off + v->start;
+    if (p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && v->table == NULL && (nq == 1 ? xs == 1 : p->xq == 1 && xs == nq)) {
+        const float* s = (const float*)p->x + off + v->start * xs; /* one contiguous run */
         if (first) {
-            for (j = 0; j < n; ++j) acc[j] = (RS_T)0 + w * (RS_T)s[j];
+            for (j = 0; j < count; ++j) acc[j] = (RS_T)0 + w * (RS_T)s[j];
         } else {
-            for (j = 0; j < n; ++j) acc[j] = acc[j] + w * (RS_T)s[j];
+            for (j = 0; j < count; ++j) acc[j] = acc[j] + w * (RS_T)s[j];
         }
         return;
     }
     RS_NAME(rs_load)(p, tmp, off, v);
-    RS_NAME(rs_acc)(acc, tmp, n, w, first);
+    RS_NAME(rs_acc)(acc, tmp, count, w, first);
 }
 
 /* bufs[L] = the nested sum of levels L, L - 1, ..., 0 at input element offset off (the other axes' part). */
@@ -82,7 +92,7 @@ static void RS_NAME(rs_level)(const rs_plan* p, RS_T* const* bufs, uint32_t L, u
     RS_T* acc = bufs[L];
     uint64_t k;
     if (s == e) {
-        for (k = 0; k < v->n; ++k) acc[k] = (RS_T)0;
+        for (k = 0; k < v->n * p->nq; ++k) acc[k] = (RS_T)0;
         return;
     }
     for (k = s; k < e; ++k) {
@@ -91,7 +101,7 @@ static void RS_NAME(rs_level)(const rs_plan* p, RS_T* const* bufs, uint32_t L, u
             RS_NAME(rs_acc_input)(p, acc, bufs[p->levels], at, v, RS_WEIGHT(a, k), k == s);
         } else {
             RS_NAME(rs_level)(p, bufs, L - 1, at, o, v);
-            RS_NAME(rs_acc)(acc, bufs[L - 1], v->n, RS_WEIGHT(a, k), k == s);
+            RS_NAME(rs_acc)(acc, bufs[L - 1], v->n * p->nq, RS_WEIGHT(a, k), k == s);
         }
     }
 }
@@ -103,6 +113,20 @@ static void RS_NAME(rs_row_taps)(const rs_axis* r, RS_T* ob, const RS_T* t, uint
         RS_T acc = (RS_T)0;
         for (k = r->start[j]; k < r->start[j + 1]; ++k) acc = acc + RS_WEIGHT(r, k) * t[r->idx[k] - lo];
         ob[j - from] = acc;
+    }
+}
+
+/* With lanes: block row j - j0 of ob = sum over output j's taps of w * block row idx - lo of t. */
+static void RS_NAME(rs_row_lanes)(const rs_axis* r, RS_T* ob, const RS_T* t, uint64_t lo, uint64_t j0, uint64_t n, uint64_t nq) {
+    uint64_t j, k;
+    for (j = j0; j < j0 + n; ++j) {
+        RS_T* o = ob + (j - j0) * nq;
+        const uint64_t s = r->start[j], e = r->start[j + 1];
+        if (s == e) {
+            for (k = 0; k < nq; ++k) o[k] = (RS_T)0;
+            continue;
+        }
+        for (k = s; k < e; ++k) RS_NAME(rs_acc)(o, t + (r->idx[k] - lo) * nq, nq, RS_WEIGHT(r, k), k == s);
     }
 }
 
@@ -137,7 +161,7 @@ static void RS_NAME(rs_row)(const rs_axis* r, RS_T* ob, const RS_T* t, uint64_t 
 }
 
 /* Writes n values to the output at element offset off, stride ys. */
-static void RS_NAME(rs_store)(const rs_plan* p, const RS_T* v, uint64_t n, uint64_t off, uint64_t ys) {
+static void RS_NAME(rs_store_row)(const rs_plan* p, const RS_T* v, uint64_t n, uint64_t off, uint64_t ys) {
     uint64_t j;
     switch (p->type) {
     case DML_TENSOR_DATA_TYPE_FLOAT32: {
@@ -167,10 +191,23 @@ static void RS_NAME(rs_store)(const rs_plan* p, const RS_T* v, uint64_t n, uint6
     }
 }
 
+/* Writes n positions along R (each nq lanes) from output element offset off. */
+static void RS_NAME(rs_store)(const rs_plan* p, const RS_T* v, uint64_t n, uint64_t off) {
+    const uint64_t ys = p->axes[p->R].ys, nq = p->nq;
+    uint64_t j;
+    if (nq == 1) {
+        RS_NAME(rs_store_row)(p, v, n, off, ys);
+    } else if (p->yq * nq == ys) { /* the block is one run */
+        RS_NAME(rs_store_row)(p, v, n * nq, off, p->yq);
+    } else {
+        for (j = 0; j < n; ++j) RS_NAME(rs_store_row)(p, v + j * nq, nq, off + j * ys, p->yq);
+    }
+}
+
 static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned worker) {
     const rs_plan* p = (const rs_plan*)ctx;
     const rs_axis* r = &p->axes[p->R];
-    const uint64_t stride = (p->vmax + 8) / 8 * 8;
+    const uint64_t stride = (p->vmax + 16) / 8 * 8;
     RS_T* bufs[DMLPY_MAX_RANK + 2];
     RS_T* ob;
     uintptr_t base = (uintptr_t)(p->scratch + (size_t)worker * p->per_worker);
@@ -194,8 +231,8 @@ static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned wo
             out_off += oa * a->ys;
             if (a->kind != RS_WEIGHTED) in_off += (uint64_t)a->idx[a->start[oa]] * a->xs;
         }
-        j0 = c * RS_CHUNK;
-        n = r->out_size - j0 < RS_CHUNK ? r->out_size - j0 : RS_CHUNK;
+        j0 = c * p->chunk;
+        n = r->out_size - j0 < p->chunk ? r->out_size - j0 : p->chunk;
         if (p->row_weighted) {
             v.start = p->chunk_lo[c];
             v.n = (uint64_t)p->chunk_hi[c] - p->chunk_lo[c] + 1;
@@ -217,12 +254,16 @@ static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned wo
             top = bufs[p->levels];
         }
         if (p->row_weighted) {
-            RS_NAME(rs_row)(r, ob, top, p->chunk_lo[c], p->chunk_hi[c], j0, n);
+            if (p->nq > 1) {
+                RS_NAME(rs_row_lanes)(r, ob, top, p->chunk_lo[c], j0, n, p->nq);
+            } else {
+                RS_NAME(rs_row)(r, ob, top, p->chunk_lo[c], p->chunk_hi[c], j0, n);
+            }
             top = ob;
         } else if (!p->levels) {
             for (j = 0; j < n; ++j) ob[j] = (RS_T)0 + top[j]; /* 0 + 1 * x: no -0 out, as in NumPy */
             top = ob;
         }
-        RS_NAME(rs_store)(p, top, n, out_off + j0 * r->ys, r->ys);
+        RS_NAME(rs_store)(p, top, n, out_off + j0 * r->ys);
     }
 }

@@ -174,6 +174,14 @@ CASES: list[Any] = [
                  id="NHWC strides: the channels are the vector axis, H and W nest"),  # fmt: skip
     pytest.param(lambda: _nhwc("RESAMPLE2", F16, (2, 5, 6, 7), (2, 5, 4, 12), NEAREST, (1, 1, 0.7, 1.7), direction=AXIS.DECREASING), F16,
                  id="NHWC nearest DECREASING FLOAT16: only gathers"),  # fmt: skip
+    pytest.param(lambda: _nhwc("RESAMPLE3", F16, (2, 24, 9, 11), (2, 24, 13, 25), LINEAR, (1, 1, 1.5, 2.3)), F16,
+                 id="NHWC FLOAT16 linear: blocks of pixels x channels"),  # fmt: skip
+    pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 5, 6, 7), (1, 5, 12, 14), LINEAR, (1, 1, 2, 2), in_strides=(6 * 7 * 8, 1, 7 * 8, 8),
+                                   out_strides=(12 * 14 * 9, 1, 14 * 9, 9)), F32, id="NHWC with padded pixels: the channel blocks are not one run"),  # fmt: skip
+    pytest.param(lambda: make_desc("RESAMPLE2", F32, (1, 2, 5, 6), (1, 2, 5, 9), LINEAR, (1, 1, 1, 1.5), in_strides=(60, 30, 1, 5),
+                                   out_strides=(90, 45, 1, 5)), F32, id="W resampled in an HW-transposed layout: H is the lane axis"),  # fmt: skip
+    pytest.param(lambda: _nhwc("RESAMPLE3", F32, (1, 2000, 1, 600), (1, 2000, 1, 1), LINEAR, (1, 1, 1, 1e-3), antialiased=True), F32,
+                 id="a filter over 600 pixels of 2000 channels: blocks too large, rows instead"),  # fmt: skip
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 2, 6, 10), (1, 2, 9, 15), LINEAR, (1, 1, 1.5, 1.5), in_strides=(200, 100, 12, 1),
                                    out_strides=(400, 200, 20, 1)), F32, id="padded input and output rows"),  # fmt: skip
     pytest.param(lambda: make_desc("RESAMPLE1", F32, (2, 3, 4, 5), (2, 3, 7, 3), LINEAR, (1, 1, 1.75, 0.6), in_strides=(0, 20, 5, 1)), F32,
