@@ -130,11 +130,13 @@ static void RS_NAME(rs_row_lanes)(const rs_axis* r, RS_T* ob, const RS_T* t, uin
     }
 }
 
-static void RS_NAME(rs_row)(const rs_axis* r, RS_T* ob, const RS_T* t, uint64_t lo, uint64_t hi, uint64_t j0, uint64_t n) {
-    uint64_t mA, mB, m;
+/* ob[j - j0] = output j of R's taps for j in [j0, j0 + n). direct (FLOAT32 rows of unit stride, 2x only): the
+ * outputs go straight to it as floats instead, and the function returns 1. */
+static int RS_NAME(rs_row)(const rs_axis* r, RS_T* ob, const RS_T* t, uint64_t lo, uint64_t hi, uint64_t j0, uint64_t n, float* direct) {
+    uint64_t mA, mB, m, j;
     if (!r->twice) {
         RS_NAME(rs_row_taps)(r, ob, t, lo, j0, j0 + n, j0);
-        return;
+        return 0;
     }
     /* 2x at pixel centres: outputs 2m and 2m + 1 from inputs m - 1, m, m + 1 inside [lo, hi], the same
      * two products and sums per output as the tap loop; the rest (edges, chunk ends) through the tap loop. */
@@ -144,20 +146,33 @@ static void RS_NAME(rs_row)(const rs_axis* r, RS_T* ob, const RS_T* t, uint64_t 
     if (mB > hi) mB = hi;
     if (mA >= mB) {
         RS_NAME(rs_row_taps)(r, ob, t, lo, j0, j0 + n, j0);
-        return;
+        return 0;
     }
     RS_NAME(rs_row_taps)(r, ob, t, lo, j0, 2 * mA, j0);
+    RS_NAME(rs_row_taps)(r, ob, t, lo, 2 * mB, j0 + n, j0);
     {
         const RS_T q = (RS_T)0.25, tq = (RS_T)0.75, z = (RS_T)0;
         const RS_T* tm = t - lo;
-        RS_T* out = ob - j0;
-        for (m = mA; m < mB; ++m) {
-            const RS_T a = tm[m - 1], b = tm[m], c = tm[m + 1];
-            out[2 * m] = (z + q * a) + tq * b;
-            out[2 * m + 1] = (z + tq * b) + q * c;
+        if (direct) {
+            float* out = direct - j0;
+            for (j = j0; j < 2 * mA; ++j) out[j] = (float)ob[j - j0];
+            for (m = mA; m < mB; ++m) {
+                const RS_T a = tm[m - 1], b = tm[m], c = tm[m + 1];
+                out[2 * m] = (float)((z + q * a) + tq * b);
+                out[2 * m + 1] = (float)((z + tq * b) + q * c);
+            }
+            for (j = 2 * mB; j < j0 + n; ++j) out[j] = (float)ob[j - j0];
+            return 1;
+        } else {
+            RS_T* out = ob - j0;
+            for (m = mA; m < mB; ++m) {
+                const RS_T a = tm[m - 1], b = tm[m], c = tm[m + 1];
+                out[2 * m] = (z + q * a) + tq * b;
+                out[2 * m + 1] = (z + tq * b) + q * c;
+            }
         }
     }
-    RS_NAME(rs_row_taps)(r, ob, t, lo, 2 * mB, j0 + n, j0);
+    return 0;
 }
 
 /* Writes n values to the output at element offset off, stride ys. */
@@ -257,7 +272,9 @@ static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned wo
             if (p->nq > 1) {
                 RS_NAME(rs_row_lanes)(r, ob, top, p->chunk_lo[c], j0, n, p->nq);
             } else {
-                RS_NAME(rs_row)(r, ob, top, p->chunk_lo[c], p->chunk_hi[c], j0, n);
+                const uint64_t at = out_off + j0 * r->ys;
+                float* direct = p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && r->ys == 1 ? (float*)p->y + at : NULL;
+                if (RS_NAME(rs_row)(r, ob, top, p->chunk_lo[c], p->chunk_hi[c], j0, n, direct)) continue;
             }
             top = ob;
         } else if (!p->levels) {
