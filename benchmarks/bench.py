@@ -513,7 +513,60 @@ def element_wise_workloads() -> list[Workload]:
     ]
 
 
-WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads]
+def _resize_workload(name: str, shape: tuple[int, ...], factor: int, *, nhwc: bool = False, dtype: Any = np.float32) -> Workload:
+    """Bilinear upsampling by ``factor`` at pixel centres (RESAMPLE3 LINEAR, offsets 0.5 and -0.5): ONNX Resize
+    linear half_pixel, PyTorch's F.interpolate bilinear with align_corners=False. ``nhwc``: both tensors in NHWC
+    memory through Strides; PyTorch then gets a channels_last tensor, onnxruntime (NCHW only) the NCHW array."""
+    out = (shape[0], shape[1], shape[2] * factor, shape[3] * factor)
+    scales = (1.0, 1.0, float(factor), float(factor))
+    desc = dmlpy.DML_RESAMPLE3_OPERATOR_DESC(
+        InputTensor=buffer_tensor(dtype, shape, dmlpy.nhwc_strides(shape) if nhwc else None),
+        OutputTensor=buffer_tensor(dtype, out, dmlpy.nhwc_strides(out) if nhwc else None),
+        InterpolationMode=dmlpy.DML_INTERPOLATION_MODE.LINEAR,
+        RoundingDirection=dmlpy.DML_AXIS_DIRECTION.INCREASING,
+        DimensionCount=4,
+        Scales=scales,
+        InputPixelOffsets=(0.5,) * 4,
+        OutputPixelOffsets=(-0.5,) * 4,
+        Antialiased=False,
+    )
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", coordinate_transformation_mode="half_pixel")
+        graph = helper.make_graph(
+            [node], name, [helper.make_tensor_value_info("x", elem, list(shape))], [helper.make_tensor_value_info("y", elem, list(out))],
+            initializer=[numpy_helper.from_array(np.array(scales, np.float32), "scales")],
+        )  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        xt = t["InputTensor"].permute(0, 3, 1, 2) if nhwc else t["InputTensor"]  # NHWC memory: a channels_last NCHW view
+        return F.interpolate(xt, scale_factor=factor, mode="bilinear", align_corners=False)
+
+    itemsize = np.dtype(dtype).itemsize
+    return Workload(
+        name, desc, {"InputTensor": x}, onnx_model, lambda i: {"x": np.ascontiguousarray(i["InputTensor"])}, torch_fn,
+        bytes_moved=(x.size + int(np.prod(out))) * itemsize, notes="NHWC strides" if nhwc else "NCHW",
+        tolerance=2e-3 if dtype == np.float16 else 1e-5,
+        torch_inputs=(lambda i: {"InputTensor": np.ascontiguousarray(i["InputTensor"].transpose(0, 2, 3, 1))}) if nhwc else None,
+    )  # fmt: skip
+
+
+def resize_workloads() -> list[Workload]:
+    """2x bilinear upsampling at pixel centres, the resize decoders and feature pyramids use."""
+    return [
+        _resize_workload("resize 2x bilinear 1x64x56x56->1x64x112x112 half_pixel fp32", (1, 64, 56, 56), 2),
+        _resize_workload("resize 2x bilinear 1x64x56x56 NHWC strides half_pixel fp32", (1, 64, 56, 56), 2, nhwc=True),
+    ]
+
+
+WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads, resize_workloads]
 
 
 # ---------------------------------------------------------------------------------------

@@ -62,12 +62,14 @@ def test_the_registry_holds_every_operator_type_and_120_kernels() -> None:
     emulated = emulated_operators()
     element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
     data_movement = set(DATA_MOVEMENT_KERNELS)
-    normalization_resampling = {OP.BATCH_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION1, OP.RESAMPLE, OP.RESAMPLE1, OP.RESAMPLE2, OP.RESAMPLE3}
+    normalization = {OP.BATCH_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION1}
+    resampling = {OP.RESAMPLE, OP.RESAMPLE1, OP.RESAMPLE2, OP.RESAMPLE3}  # C kernel: dmlpy/native/resampling.c
     max_pooling = {OP.MAX_POOLING, OP.MAX_POOLING1, OP.MAX_POOLING2}  # a C kernel for FLOAT32 and FLOAT16
     reductions = {OP.REDUCE, OP.ARGMIN, OP.ARGMAX}
-    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | data_movement | normalization_resampling | reductions | (set(DESC_CLASSES) - NATIVE_KERNELS)
+    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | data_movement | normalization | reductions | (set(DESC_CLASSES) - NATIVE_KERNELS)
     assert len(emulated) == 120 and len(element_wise) == 63 and len(data_movement) == 11
-    assert normalization_resampling | max_pooling | reductions <= set(emulated)
+    assert normalization | resampling | max_pooling | reductions <= set(emulated)
+    assert all(REGISTRY[t].native and REGISTRY[t].native_covers is not None for t in resampling | max_pooling)
     assert all(REGISTRY[t].native for t in set(emulated) - numpy_only)
     assert not any(REGISTRY[t].native for t in numpy_only)  # the native backend runs their NumPy kernel
     # 19 element-wise operators have a C kernel (on FLOAT32 / FLOAT16: native_covers); the rest run their NumPy kernel

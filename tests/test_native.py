@@ -19,11 +19,14 @@ from dmlpy import (
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
     DML_ACTIVATION_SIGMOID_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_AXIS_DIRECTION,
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
     DML_CONVOLUTION_OPERATOR_DESC,
     DML_DEPTH_SPACE_ORDER,
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_INTERPOLATION_MODE,
+    DML_RESAMPLE3_OPERATOR_DESC,
     DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
     FusedActivation,
     buffer_tensor,
@@ -220,6 +223,13 @@ def _activation(make: Callable[..., Any], dtype: Any, *params: float) -> tuple[A
     return desc, {"InputTensor": x}
 
 
+def _resample(dtype: Any, shape: tuple[int, ...], out: tuple[int, ...], scales: tuple[float, ...], *, antialiased: bool = False) -> tuple[Any, dict[str, np.ndarray]]:
+    n = len(shape)
+    desc = DML_RESAMPLE3_OPERATOR_DESC(buffer_tensor(dtype, shape), buffer_tensor(dtype, out), DML_INTERPOLATION_MODE.LINEAR, DML_AXIS_DIRECTION.INCREASING,
+                                       n, list(scales), [0.5] * n, [-0.5] * n, antialiased)  # fmt: skip
+    return desc, {"InputTensor": (np.random.default_rng(4).standard_normal(shape) * 4).astype(dtype)}
+
+
 # Same arithmetic in every variant (vector lanes do what the scalar loop does, F16C converts as the
 # portable code does): the same bytes.
 SAME_BYTES_CASES = [
@@ -231,6 +241,9 @@ SAME_BYTES_CASES = [
     pytest.param(lambda: _activation(DML_ACTIVATION_ELU_OPERATOR_DESC, np.float32, 0.7), id="elu fp32"),
     pytest.param(lambda: _activation(DML_ACTIVATION_SIGMOID_OPERATOR_DESC, np.float16), id="sigmoid fp16"),
     pytest.param(lambda: _activation(DML_ACTIVATION_GELU_OPERATOR_DESC, np.float32), id="gelu fp32"),
+    pytest.param(lambda: _resample(np.float32, (2, 8, 30, 37), (2, 8, 60, 74), (1, 1, 2, 2)), id="resample 2x linear fp32"),
+    pytest.param(lambda: _resample(np.float16, (1, 4, 33, 41), (1, 4, 50, 17), (1, 1, 1.5, 0.4)), id="resample linear fp16"),
+    pytest.param(lambda: _resample(np.float32, (1, 3, 40, 50), (1, 3, 9, 12), (1, 1, 0.23, 0.25), antialiased=True), id="resample antialiased fp32"),
 ]
 
 # The AVX-512 convolution and LINEAR kernels fuse multiply-adds (one rounding instead of two) and the

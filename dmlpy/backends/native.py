@@ -112,7 +112,8 @@ class Lowered:
             return self._struct(value)
         if pointee.kind == "void":  # the Desc of a type-tagged struct
             return ffi.cast("void*", self._struct(value))
-        array = ffi.new(f"{pointee.cname}[]", [int(v) for v in value])
+        convert = float if pointee.kind == "primitive" and pointee.cname in ("float", "double") else int  # FLOAT arrays: Scales, offsets
+        array = ffi.new(f"{pointee.cname}[]", [convert(v) for v in value])
         self._keep.append(array)
         return array
 

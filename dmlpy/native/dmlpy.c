@@ -67,6 +67,11 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ELEMENT_WISE_ERF:
     case DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW:
         return kernels->element_wise(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_RESAMPLE:
+    case DML_OPERATOR_RESAMPLE1:
+    case DML_OPERATOR_RESAMPLE2:
+    case DML_OPERATOR_RESAMPLE3:
+        return kernels->resample(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }

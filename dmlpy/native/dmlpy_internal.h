@@ -118,6 +118,10 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
 int32_t dmlpy_max_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* RESAMPLE (96), RESAMPLE1 (116), RESAMPLE2 (161), RESAMPLE3 (175): resampling.c. */
+int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                       UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 /* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
 
 typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -126,7 +130,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

@@ -212,13 +212,20 @@ def resample_output_sizes(input_sizes: Sequence[int], scales: Sequence[float]) -
     return tuple(math.floor(size * float(np.float32(scale))) for size, scale in zip(input_sizes, scales, strict=True))
 
 
+def native_covers(desc: AnyResample) -> bool:
+    """The C kernel (dmlpy/native/resampling.c) takes every valid desc whose scales are finite as the C FLOAT
+    fields hold them; a scale that is not (``RESAMPLE.SCALE_VALUE``, a warning) runs on the NumPy kernel."""
+    with np.errstate(over="ignore"):
+        return all(math.isfinite(float(np.float32(scale))) for scale in desc.Scales or ())
+
+
 for _type, _class in (
     (DML_OPERATOR_TYPE.RESAMPLE, DML_RESAMPLE_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.RESAMPLE1, DML_RESAMPLE1_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.RESAMPLE2, DML_RESAMPLE2_OPERATOR_DESC),
     (DML_OPERATOR_TYPE.RESAMPLE3, DML_RESAMPLE3_OPERATOR_DESC),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_resample, resample_reference, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_resample, resample_reference, native=True, native_covers=native_covers, generic_rules=True))
 
 __all__ = [
     "DML_RESAMPLE1_OPERATOR_DESC",

@@ -51,6 +51,8 @@ enum {
  *   BTensor), 1 output (OutputTensor); POW (25): 2 inputs (InputTensor, ExponentTensor), 1 output.
  *   These take FLOAT32 or FLOAT16 tensors (all of one type) only; an input may be the output itself
  *   (same Data, same strides: in place).
+ *   RESAMPLE (96), RESAMPLE1 (116), RESAMPLE2 (161), RESAMPLE3 (175): 1 input (InputTensor), 1 output
+ *   (OutputTensor); FLOAT32, FLOAT16, INT8 or UINT8, and every Scales entry finite.
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
  *   MAX_POOLING (58): 1 input (InputTensor), 1 output (OutputTensor). MAX_POOLING1 (91), MAX_POOLING2 (110):

@@ -8,7 +8,8 @@ InputPixelOffset + 0.5, round_prefer_ceil DECREASING with - 0.5, floor DECREASIN
 INCREASING), and values worked by hand from the pages' relation ``OutputX = (InputX +
 InputPixelOffset) * Scale + OutputPixelOffset``: pixel centres, the RoundingDirection, edge
 clamping, cropping, RESAMPLE3's antialiasing filter and its ``1 / Scale > 2`` condition, integer
-truncation, NaN. The native backend has no C kernel for these operators and runs the NumPy kernel.
+truncation, NaN. On the native backend the C kernel runs them (test_resampling_native.py compares it
+with the NumPy kernel bit for bit).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@
 #define dmlpy_act_apply_row DMLPY_ISA_NAME(dmlpy_act_apply_row)
 #define dmlpy_element_wise DMLPY_ISA_NAME(dmlpy_element_wise)
 #define dmlpy_max_pooling DMLPY_ISA_NAME(dmlpy_max_pooling)
+#define dmlpy_resample DMLPY_ISA_NAME(dmlpy_resample)
 #endif
 
 #endif /* DMLPY_NATIVE_ISA_VARIANT_H */

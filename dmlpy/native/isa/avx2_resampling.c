@@ -1,0 +1,7 @@
+/* resampling.c for avx2 (see variant.h). */
+#include "avx2.h"
+#if DMLPY_ISA_VARIANTS
+#include "resampling.c"
+#else
+typedef int dmlpy_isa_avx2_resampling_not_built;
+#endif

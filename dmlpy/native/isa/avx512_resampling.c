@@ -1,0 +1,7 @@
+/* resampling.c for avx512 (see variant.h). */
+#include "avx512.h"
+#if DMLPY_ISA_VARIANTS
+#include "resampling.c"
+#else
+typedef int dmlpy_isa_avx512_resampling_not_built;
+#endif
