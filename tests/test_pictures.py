@@ -267,3 +267,30 @@ def rendered_pictures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, obj
 @pytest.mark.parametrize("kind", list(EXAMPLES))
 def test_picture_renders_in_chromium(kind: str, rendered_pictures: dict[str, object]) -> None:
     assert_pixels_not_blank(rendered_pictures[kind], kind)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# The checked-in pictures of docs/pictures
+
+
+def _docs_pictures() -> object:
+    import importlib.util  # noqa: PLC0415
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "pictures" / "make.py"
+    spec = importlib.util.spec_from_file_location("docs_pictures_make", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_pictures_in_docs_are_what_make_py_draws_today() -> None:
+    make = _docs_pictures()
+    stale = [name for name, text in make.render().items() if (make.HERE / name).read_text(encoding="utf-8") != text]  # type: ignore[attr-defined]
+    assert not stale, f"stale pictures (run python docs/pictures/make.py): {stale}"
+
+
+def test_the_pictures_readme_shows_every_picture() -> None:
+    make = _docs_pictures()
+    readme = (make.HERE / "README.md").read_text(encoding="utf-8")  # type: ignore[attr-defined]
+    assert all(f"({name})" in readme for name in make.PICTURES)  # type: ignore[attr-defined]
