@@ -672,6 +672,7 @@ class GraphBuilder:
             desc: Any = getattr(_activation_family, f"DML_ACTIVATION_{name}_OPERATOR_DESC")(OutputTensor=self._output(x, x.sizes))
         else:
             desc = getattr(_activation_family, f"DML_ACTIVATION_{name}1_OPERATOR_DESC")(OutputTensor=self._output(x, x.sizes), Axes=chosen)
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
     # --- normalization and resampling ---------------------------------------------------
 
