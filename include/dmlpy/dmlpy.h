@@ -45,6 +45,11 @@ enum {
  * inputs/outputs: DirectML binding-slot order (desc field order of the input tensors / output tensors).
  *   AVERAGE_POOLING (56), AVERAGE_POOLING1 (166), SPACE_TO_DEPTH(1) (68, 114), DEPTH_TO_SPACE(1) (69, 113)
  *   and the ACTIVATION_* operators: 1 input (InputTensor), 1 output (OutputTensor).
+ *   ACTIVATION_SOFTMAX (48), SOFTMAX1 (158), LOG_SOFTMAX (41), LOG_SOFTMAX1 (159): 1 input, 1 output.
+ *   BATCH_NORMALIZATION (72): 5 inputs (InputTensor, MeanTensor, VarianceTensor, ScaleTensor, BiasTensor),
+ *   1 output (OutputTensor).
+ *   MEAN_VARIANCE_NORMALIZATION (73), MEAN_VARIANCE_NORMALIZATION1 (115): 3 inputs (InputTensor,
+ *   ScaleTensor, BiasTensor; Data NULL for a NULL ScaleTensor or BiasTensor), 1 output (OutputTensor).
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the

@@ -34,6 +34,7 @@
 #define dmlpy_activation DMLPY_ISA_NAME(dmlpy_activation)
 #define dmlpy_activation_read DMLPY_ISA_NAME(dmlpy_activation_read)
 #define dmlpy_act_apply_row DMLPY_ISA_NAME(dmlpy_act_apply_row)
+#define dmlpy_normalization DMLPY_ISA_NAME(dmlpy_normalization)
 #endif
 
 #endif /* DMLPY_NATIVE_ISA_VARIANT_H */
