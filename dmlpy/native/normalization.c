@@ -41,14 +41,6 @@
 #include "dmlpy_internal.h"
 #include "half.h"
 
-/* The chunk helpers below select with ?: on floats, which GCC vectorises only when it need not keep the
- * floating-point exception flags of the untaken side (the results are the same either way). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NORM_VECTOR __attribute__((optimize("no-trapping-math")))
-#else
-#define NORM_VECTOR
-#endif
-
 #define NORM_CHUNK 512
 #define NORM_LANES 16
 
@@ -160,7 +152,35 @@ static inline void norm_sum_add(norm_sum* a, float x) {
     a->s = t;
 }
 
-NORM_VECTOR static inline float norm_lanes_total(float* acc) {
+/* The chunk helpers work on NORM_LANES interleaved lanes (lane k sums elements k, k + 16, ...), combined as
+ * a tree at the end; a tail of fewer than 16 elements goes to lanes 0.. one by one, with the same
+ * operations in the same order, so every instruction set gives the same sums. With GCC or Clang the lanes
+ * are NORM_VK vectors of the target's width (vector extensions: SSE2, AVX2 or AVX-512 registers; a vector
+ * wider than the target's would have its comparisons split into scalars), elsewhere plain arrays. */
+#if defined(__GNUC__) || defined(__clang__)
+#define NORM_VEC 1
+#if defined(__AVX512F__)
+#define NORM_VN 16
+#elif defined(__AVX__)
+#define NORM_VN 8
+#else
+#define NORM_VN 4
+#endif
+#define NORM_VK (NORM_LANES / NORM_VN)
+typedef float norm_vf __attribute__((vector_size(NORM_VN * sizeof(float))));
+typedef int32_t norm_vi __attribute__((vector_size(NORM_VN * sizeof(float))));
+typedef uint32_t norm_vu __attribute__((vector_size(NORM_VN * sizeof(float))));
+
+/* Macros rather than functions: a vector passed by value draws GCC's notes on the vector ABI. */
+#define NORM_VLOAD(dst, p) memcpy(&(dst), (p), sizeof(norm_vf))
+#define NORM_VSTORE(p, v) memcpy((p), &(v), sizeof(norm_vf))
+#define NORM_VSPLAT(x) ((norm_vf){0} + (x))
+/* m ? a : b lane by lane, for the mask m of a comparison */
+#define NORM_VSELECT(m, a, b) ((norm_vf)(((m) & (norm_vi)(a)) | (~(m) & (norm_vi)(b))))
+#define NORM_VABS(a) ((norm_vf)((norm_vi)(a) & 0x7FFFFFFF))
+#endif
+
+static inline float norm_lanes_total(float* acc) {
     int w, k;
     for (w = NORM_LANES / 2; w >= 1; w /= 2) {
         for (k = 0; k < w; ++k) acc[k] += acc[k + w];
@@ -168,9 +188,29 @@ NORM_VECTOR static inline float norm_lanes_total(float* acc) {
     return acc[0];
 }
 
-NORM_VECTOR static float norm_chunk_sum(const float* v, size_t n, float* maxabs) {
+/* The sum of v[0..n) and, into *maxabs, the largest |v[j]| (NaN skipped). */
+static float norm_chunk_sum(const float* v, size_t n, float* maxabs) {
     float acc[NORM_LANES] = {0}, mx[NORM_LANES] = {0};
     size_t i = 0, k;
+#if defined(NORM_VEC)
+    {
+        norm_vf va[NORM_VK], vm[NORM_VK];
+        for (k = 0; k < NORM_VK; ++k) va[k] = vm[k] = NORM_VSPLAT(0.0f);
+        for (; i + NORM_LANES <= n; i += NORM_LANES) {
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x, a;
+                NORM_VLOAD(x, v + i + k * NORM_VN);
+                va[k] += x;
+                a = NORM_VABS(x);
+                vm[k] = NORM_VSELECT(a > vm[k], a, vm[k]);
+            }
+        }
+        for (k = 0; k < NORM_VK; ++k) {
+            NORM_VSTORE(acc + k * NORM_VN, va[k]);
+            NORM_VSTORE(mx + k * NORM_VN, vm[k]);
+        }
+    }
+#endif
     for (; i + NORM_LANES <= n; i += NORM_LANES) {
         for (k = 0; k < NORM_LANES; ++k) {
             float a = fabsf(v[i + k]);
@@ -187,9 +227,24 @@ NORM_VECTOR static float norm_chunk_sum(const float* v, size_t n, float* maxabs)
     return norm_lanes_total(acc);
 }
 
-NORM_VECTOR static float norm_chunk_scaled_sum(const float* v, size_t n, float f) {
+/* The sum of v[j] * f. */
+static float norm_chunk_scaled_sum(const float* v, size_t n, float f) {
     float acc[NORM_LANES] = {0};
     size_t i = 0, k;
+#if defined(NORM_VEC)
+    {
+        norm_vf va[NORM_VK];
+        for (k = 0; k < NORM_VK; ++k) va[k] = NORM_VSPLAT(0.0f);
+        for (; i + NORM_LANES <= n; i += NORM_LANES) {
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x;
+                NORM_VLOAD(x, v + i + k * NORM_VN);
+                va[k] += x * f;
+            }
+        }
+        for (k = 0; k < NORM_VK; ++k) NORM_VSTORE(acc + k * NORM_VN, va[k]);
+    }
+#endif
     for (; i + NORM_LANES <= n; i += NORM_LANES) {
         for (k = 0; k < NORM_LANES; ++k) acc[k] += v[i + k] * f;
     }
@@ -197,9 +252,25 @@ NORM_VECTOR static float norm_chunk_scaled_sum(const float* v, size_t n, float f
     return norm_lanes_total(acc);
 }
 
-NORM_VECTOR static float norm_chunk_sq_dev(const float* v, size_t n, float mean, float f) {
+/* The sum of ((v[j] - mean) * f)^2. */
+static float norm_chunk_sq_dev(const float* v, size_t n, float mean, float f) {
     float acc[NORM_LANES] = {0};
     size_t i = 0, k;
+#if defined(NORM_VEC)
+    {
+        norm_vf va[NORM_VK];
+        for (k = 0; k < NORM_VK; ++k) va[k] = NORM_VSPLAT(0.0f);
+        for (; i + NORM_LANES <= n; i += NORM_LANES) {
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x, d;
+                NORM_VLOAD(x, v + i + k * NORM_VN);
+                d = (x - mean) * f;
+                va[k] += d * d;
+            }
+        }
+        for (k = 0; k < NORM_VK; ++k) NORM_VSTORE(acc + k * NORM_VN, va[k]);
+    }
+#endif
     for (; i + NORM_LANES <= n; i += NORM_LANES) {
         for (k = 0; k < NORM_LANES; ++k) {
             float d = (v[i + k] - mean) * f;
@@ -213,72 +284,132 @@ NORM_VECTOR static float norm_chunk_sq_dev(const float* v, size_t n, float mean,
     return norm_lanes_total(acc);
 }
 
-NORM_VECTOR static float norm_chunk_max(const float* v, size_t n, float m) {
+/* max(m, v[0..n)), NaNs skipped: they reach the result through the sum of exponentials. */
+static float norm_chunk_max(const float* v, size_t n, float m) {
     float acc[NORM_LANES];
     size_t i = 0, k;
     for (k = 0; k < NORM_LANES; ++k) acc[k] = m;
+#if defined(NORM_VEC)
+    {
+        norm_vf vm[NORM_VK];
+        for (k = 0; k < NORM_VK; ++k) vm[k] = NORM_VSPLAT(m);
+        float pad[NORM_LANES];
+        for (; i < n; i += NORM_LANES) {
+            const float* src = v + i;
+            if (n - i < NORM_LANES) { /* the tail, padded with -inf */
+                for (k = 0; k < NORM_LANES; ++k) pad[k] = i + k < n ? v[i + k] : -INFINITY;
+                src = pad;
+            }
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x;
+                NORM_VLOAD(x, src + k * NORM_VN);
+                vm[k] = NORM_VSELECT(x > vm[k], x, vm[k]);
+            }
+        }
+        for (k = 0; k < NORM_VK; ++k) NORM_VSTORE(acc + k * NORM_VN, vm[k]);
+    }
+#endif
     for (; i + NORM_LANES <= n; i += NORM_LANES) {
         for (k = 0; k < NORM_LANES; ++k) acc[k] = v[i + k] > acc[k] ? v[i + k] : acc[k];
     }
     for (k = 0; i < n; ++i, ++k) acc[k] = v[i] > acc[k] ? v[i] : acc[k];
     for (k = 0; k < NORM_LANES; ++k) m = acc[k] > m ? acc[k] : m;
-    return m; /* NaNs are skipped: they reach the result through the sum of exponentials */
+    return m;
 }
 
-/* exp(x): x clamped to [-110, 89] (exp(-110) rounds to 0, exp(89) overflows to inf), n = round(x / ln 2)
- * by the 1.5 * 2^23 trick (its bits hold n), r = x - n ln 2 in two parts, Cephes' degree-6 polynomial,
- * and 2^n applied as two factors so results down to the smallest subnormal are reached. NaN stays NaN. */
-NORM_VECTOR static inline float norm_exp(float x) {
-    const float lo = -110.0f, hi = 89.0f, magic = 12582912.0f;
-    float xc = x >= lo ? x : lo;
-    float t, nf, r, p, s1, s2;
+/* exp(x) for x <= 0 or NaN (softmax's x - max, the maximum finite). n = round(x / ln 2) by adding
+ * 1.5 * 2^23 + 127 (the sum's low bits then hold n + 127, the biased exponent of 2^n), r = x - n ln 2 in two
+ * parts, Cephes' expf polynomial (about 1 ulp), times 2^n. x is first raised to -87.33 (where 2^n is still
+ * a normal float) and a result below 2^-126 (x < -87.33) is 0: outputs below the smallest normal float
+ * are flushed to zero (docs/deviations.md). A NaN stays NaN. */
+#define NORM_EXP_LO (-87.33654f)
+#define NORM_EXP_MAGIC 12583039.0f /* 1.5 * 2^23 + 127 */
+#define NORM_EXP_BODY(xc, t, nf, r, p)                    \
+    t = xc * 1.44269504088896341f + NORM_EXP_MAGIC;       \
+    nf = t - NORM_EXP_MAGIC;                              \
+    r = xc - nf * 0.693359375f;                           \
+    r = r - nf * -2.12194440e-4f;                         \
+    p = r * 1.9875691500e-4f + 1.3981999507e-3f;          \
+    p = p * r + 8.3334519073e-3f;                         \
+    p = p * r + 4.1665795894e-2f;                         \
+    p = p * r + 1.6666665459e-1f;                         \
+    p = p * r + 5.0000001201e-1f;                         \
+    p = p * (r * r) + r + 1.0f;
+
+static inline float norm_exp(float x) {
+    const float xc = x < NORM_EXP_LO ? NORM_EXP_LO : x; /* NaN kept */
+    float t, nf, r, p, scale;
     uint32_t bits;
-    int32_t n, n1;
-    xc = xc <= hi ? xc : hi;
-    t = xc * 1.44269504088896341f + magic;
-    nf = t - magic;
-    r = xc - nf * 0.693359375f;
-    r = r - nf * -2.12194440e-4f;
-    p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    NORM_EXP_BODY(xc, t, nf, r, p)
     memcpy(&bits, &t, sizeof bits);
-    n = (int32_t)(bits - 0x4B400000u); /* in [-159, 129] */
-    n1 = n / 2;
-    bits = (uint32_t)(n1 + 127) << 23;
-    memcpy(&s1, &bits, sizeof s1);
-    bits = (uint32_t)(n - n1 + 127) << 23;
-    memcpy(&s2, &bits, sizeof s2);
-    p = p * s1 * s2;
-    return x == x ? p : x;
+    bits <<= 23; /* n + 127 in [1, 127] */
+    memcpy(&scale, &bits, sizeof scale);
+    return x < NORM_EXP_LO ? 0.0f : p * scale;
 }
 
-/* dst[j] = exp(v[j] - m) (dst may be NULL) and the chunk's sum of those. */
-NORM_VECTOR static float norm_chunk_exp(const float* v, float* dst, size_t n, float m) {
+/* e = exp(x), vectors (a macro, as above) */
+#if defined(NORM_VEC)
+#define NORM_VEXP(e, x)                                                            \
+    do {                                                                           \
+        const norm_vi under_ = (x) < NORM_EXP_LO;                                  \
+        const norm_vf xc_ = NORM_VSELECT(under_, NORM_VSPLAT(NORM_EXP_LO), (x));    \
+        norm_vf t_, nf_, r_, p_;                                                   \
+        NORM_EXP_BODY(xc_, t_, nf_, r_, p_)                                        \
+        p_ *= (norm_vf)((norm_vu)t_ << 23);                                        \
+        (e) = (norm_vf)(~under_ & (norm_vi)p_);                                    \
+    } while (0)
+#endif
+
+/* dst[j] = exp(v[j] - m) (dst may be NULL) and the chunk's sum of those. With vectors, a tail of fewer than
+ * 16 goes through them too, padded with -inf (whose exponential, 0, leaves the sums as they are). Where
+ * the target has FMA, GCC fuses this function's multiply-adds (one rounding fewer each; the sums keep
+ * their order). */
+#if defined(__FMA__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=fast")))
+#endif
+static float norm_chunk_exp(const float* v, float* dst, size_t n, float m) {
     float acc[NORM_LANES] = {0};
     size_t i = 0, k;
-    if (dst != NULL) {
-        for (; i + NORM_LANES <= n; i += NORM_LANES) {
-            for (k = 0; k < NORM_LANES; ++k) {
-                float e = norm_exp(v[i + k] - m);
-                dst[i + k] = e;
-                acc[k] += e;
+#if defined(NORM_VEC)
+    {
+        norm_vf va[NORM_VK];
+        float pad[NORM_LANES], out[NORM_LANES];
+        for (k = 0; k < NORM_VK; ++k) va[k] = NORM_VSPLAT(0.0f);
+        for (; i < n; i += NORM_LANES) {
+            const int tail = n - i < NORM_LANES;
+            const float* src = v + i;
+            float* to = dst != NULL ? dst + i : NULL;
+            if (tail) {
+                for (k = 0; k < NORM_LANES; ++k) pad[k] = i + k < n ? v[i + k] : -INFINITY;
+                src = pad;
+                to = dst != NULL ? out : NULL;
+            }
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x, e;
+                NORM_VLOAD(x, src + k * NORM_VN);
+                x -= m;
+                NORM_VEXP(e, x);
+                if (to != NULL) NORM_VSTORE(to + k * NORM_VN, e);
+                va[k] += e;
+            }
+            if (tail && dst != NULL) {
+                for (k = 0; i + k < n; ++k) dst[i + k] = out[k];
             }
         }
-        for (k = 0; i < n; ++i, ++k) {
-            float e = norm_exp(v[i] - m);
-            dst[i] = e;
+        for (k = 0; k < NORM_VK; ++k) NORM_VSTORE(acc + k * NORM_VN, va[k]);
+    }
+#endif
+    for (; i + NORM_LANES <= n; i += NORM_LANES) {
+        for (k = 0; k < NORM_LANES; ++k) {
+            float e = norm_exp(v[i + k] - m);
+            if (dst != NULL) dst[i + k] = e;
             acc[k] += e;
         }
-    } else {
-        for (; i + NORM_LANES <= n; i += NORM_LANES) {
-            for (k = 0; k < NORM_LANES; ++k) acc[k] += norm_exp(v[i + k] - m);
-        }
-        for (k = 0; i < n; ++i, ++k) acc[k] += norm_exp(v[i] - m);
+    }
+    for (k = 0; i < n; ++i, ++k) {
+        float e = norm_exp(v[i] - m);
+        if (dst != NULL) dst[i] = e;
+        acc[k] += e;
     }
     return norm_lanes_total(acc);
 }
@@ -384,6 +515,17 @@ static void softmax_row(const norm_plan* p, uint64_t row) {
     for (j0 = 0; j0 < p->row_len; j0 += n) { /* pass 1: the maximum */
         n = p->row_len - j0 < NORM_CHUNK ? p->row_len - j0 : NORM_CHUNK;
         mx = norm_chunk_max(norm_load(p, xv, off[V_X], j0, n, xb), (size_t)n, mx);
+    }
+    if (!isfinite(mx)) { /* +inf, or no finite value and no +inf: NaN throughout (docs/deviations.md) */
+        for (j0 = 0; j0 < p->row_len; j0 += n) {
+            float* y;
+            size_t j;
+            n = p->row_len - j0 < NORM_CHUNK ? p->row_len - j0 : NORM_CHUNK;
+            y = norm_out(p, off[V_Y], j0, yb);
+            for (j = 0; j < (size_t)n; ++j) y[j] = NAN;
+            norm_store(p, off[V_Y], j0, n, yb);
+        }
+        return;
     }
     for (j0 = 0; j0 < p->row_len; j0 += n) { /* pass 2: the sum of exponentials (kept in a packed output) */
         n = p->row_len - j0 < NORM_CHUNK ? p->row_len - j0 : NORM_CHUNK;
