@@ -294,6 +294,18 @@ static float norm_chunk_max(const float* v, size_t n, float m) {
         norm_vf vm[NORM_VK];
         for (k = 0; k < NORM_VK; ++k) vm[k] = NORM_VSPLAT(m);
         float pad[NORM_LANES];
+        norm_vf vm2[NORM_VK];
+        for (k = 0; k < NORM_VK; ++k) vm2[k] = vm[k];
+        for (; i + 2 * NORM_LANES <= n; i += 2 * NORM_LANES) { /* two chains: the maximum is exact in any order */
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x, x2;
+                NORM_VLOAD(x, v + i + k * NORM_VN);
+                NORM_VLOAD(x2, v + i + NORM_LANES + k * NORM_VN);
+                vm[k] = NORM_VSELECT(x > vm[k], x, vm[k]);
+                vm2[k] = NORM_VSELECT(x2 > vm2[k], x2, vm2[k]);
+            }
+        }
+        for (k = 0; k < NORM_VK; ++k) vm[k] = NORM_VSELECT(vm2[k] > vm[k], vm2[k], vm[k]);
         for (; i < n; i += NORM_LANES) {
             const float* src = v + i;
             if (n - i < NORM_LANES) { /* the tail, padded with -inf */
@@ -313,8 +325,13 @@ static float norm_chunk_max(const float* v, size_t n, float m) {
         for (k = 0; k < NORM_LANES; ++k) acc[k] = v[i + k] > acc[k] ? v[i + k] : acc[k];
     }
     for (k = 0; i < n; ++i, ++k) acc[k] = v[i] > acc[k] ? v[i] : acc[k];
-    for (k = 0; k < NORM_LANES; ++k) m = acc[k] > m ? acc[k] : m;
-    return m;
+    { /* the lanes' maximum, as a tree */
+        int w, q;
+        for (w = NORM_LANES / 2; w >= 1; w /= 2) {
+            for (q = 0; q < w; ++q) acc[q] = acc[q + w] > acc[q] ? acc[q + w] : acc[q];
+        }
+    }
+    return acc[0];
 }
 
 /* exp(x) for x <= 0 or NaN (softmax's x - max, the maximum finite). n = round(x / ln 2) by adding
