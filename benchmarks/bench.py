@@ -566,7 +566,105 @@ def resize_workloads() -> list[Workload]:
     ]
 
 
-WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads, resize_workloads]
+def _onnx_single_node(name: str, op: str, inputs: dict[str, np.ndarray], out_shape: tuple[int, ...], opset: int, **attrs: Any) -> Any:
+    """A one-node float32 ONNX model whose inputs are ``inputs`` (in order) and whose output is ``y``."""
+    from onnx import TensorProto, helper  # noqa: PLC0415
+
+    node = helper.make_node(op, list(inputs), ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], name, [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in inputs.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def _batch_norm_workload(shape: tuple[int, int, int, int], epsilon: float = 1e-5) -> Workload:
+    from dmlpy.operators.normalization import DML_BATCH_NORMALIZATION_OPERATOR_DESC  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    channels = shape[1]
+    params = (1, channels, 1, 1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    mean, scale, bias = (rng.standard_normal(params).astype(np.float32) for _ in range(3))
+    variance = rng.uniform(0.5, 2.0, params).astype(np.float32)
+    f32 = np.float32
+    desc = DML_BATCH_NORMALIZATION_OPERATOR_DESC(
+        buffer_tensor(f32, shape), buffer_tensor(f32, params), buffer_tensor(f32, params), buffer_tensor(f32, params), buffer_tensor(f32, params),
+        buffer_tensor(f32, shape), Spatial=True, Epsilon=epsilon,
+    )  # fmt: skip
+    inputs = {"InputTensor": x, "MeanTensor": mean, "VarianceTensor": variance, "ScaleTensor": scale, "BiasTensor": bias}
+
+    def onnx_inputs(i: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"x": i["InputTensor"], "scale": i["ScaleTensor"].ravel(), "b": i["BiasTensor"].ravel(), "mean": i["MeanTensor"].ravel(), "var": i["VarianceTensor"].ravel()}
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        flat = {k: t[k].reshape(-1) for k in ("MeanTensor", "VarianceTensor", "ScaleTensor", "BiasTensor")}
+        return F.batch_norm(t["InputTensor"], flat["MeanTensor"], flat["VarianceTensor"], flat["ScaleTensor"], flat["BiasTensor"], training=False, eps=epsilon)
+
+    name = "batchnorm " + "x".join(map(str, shape)) + " fp32"
+    return Workload(
+        name, desc, inputs, lambda: _onnx_single_node(name, "BatchNormalization", onnx_inputs(inputs), shape, 15, epsilon=epsilon), onnx_inputs, torch_fn,
+        bytes_moved=2 * x.nbytes,
+    )  # fmt: skip
+
+
+def _layer_norm_workload(shape: tuple[int, int], epsilon: float = 1e-5) -> Workload:
+    from dmlpy.operators.normalization import DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    params = (1, shape[1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    scale, bias = (rng.standard_normal(params).astype(np.float32) for _ in range(2))
+    f32 = np.float32
+    desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(
+        buffer_tensor(f32, shape), buffer_tensor(f32, params), buffer_tensor(f32, params), buffer_tensor(f32, shape),
+        Axes=[1], NormalizeVariance=True, Epsilon=epsilon,
+    )  # fmt: skip
+    inputs = {"InputTensor": x, "ScaleTensor": scale, "BiasTensor": bias}
+
+    def onnx_inputs(i: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"x": i["InputTensor"], "scale": i["ScaleTensor"].ravel(), "b": i["BiasTensor"].ravel()}
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        return F.layer_norm(t["InputTensor"], (shape[1],), t["ScaleTensor"].reshape(-1), t["BiasTensor"].reshape(-1), eps=epsilon)
+
+    name = "layernorm " + "x".join(map(str, shape)) + " (MVN1 last axis, scale+bias) fp32"
+    return Workload(
+        name, desc, inputs, lambda: _onnx_single_node(name, "LayerNormalization", onnx_inputs(inputs), shape, 17, axis=-1, epsilon=epsilon), onnx_inputs, torch_fn,
+        bytes_moved=2 * x.nbytes,
+    )  # fmt: skip
+
+
+def _softmax_workload(shape: tuple[int, ...]) -> Workload:
+    from dmlpy.operators.activation import DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC  # noqa: PLC0415
+
+    x = (np.random.default_rng(0).standard_normal(shape) * 4).astype(np.float32)
+    desc = DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(buffer_tensor(np.float32, shape), buffer_tensor(np.float32, shape), Axes=[len(shape) - 1])
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        return torch.softmax(t["InputTensor"], -1)
+
+    name = "softmax " + "x".join(map(str, shape)) + " last axis fp32"
+    return Workload(
+        name, desc, {"InputTensor": x}, lambda: _onnx_single_node(name, "Softmax", {"x": x}, shape, 13, axis=-1), lambda i: {"x": i["InputTensor"]}, torch_fn,
+        bytes_moved=2 * x.nbytes, tolerance=1e-5,
+    )  # fmt: skip
+
+
+def normalization_workloads() -> list[Workload]:
+    """The normalizations of real models: a ResNet BatchNorm, a ViT-B LayerNorm and its attention softmax."""
+    return [_batch_norm_workload((1, 256, 56, 56)), _layer_norm_workload((197, 768)), _softmax_workload((12, 197, 197))]
+
+
+WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [
+    pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads, resize_workloads, normalization_workloads,
+]
 
 
 # ---------------------------------------------------------------------------------------

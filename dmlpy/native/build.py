@@ -37,7 +37,7 @@ PACKAGE_DIR = os.path.dirname(NATIVE_DIR)
 ROOT_DIR = os.path.dirname(PACKAGE_DIR)
 INCLUDE_DIR = os.path.join(ROOT_DIR, "include")
 
-KERNELS = ("pooling", "space_depth", "convolution", "winograd", "activation", "element_wise", "max_pooling", "resampling")
+KERNELS = ("pooling", "space_depth", "convolution", "winograd", "activation", "element_wise", "max_pooling", "resampling", "normalization")
 # The kernels as they are (the baseline variant), then each again per instruction set through a wrapper
 # in isa/ (empty where the compiler builds no variants). Everything else is compiled once.
 SOURCES = [

@@ -72,6 +72,14 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_RESAMPLE2:
     case DML_OPERATOR_RESAMPLE3:
         return kernels->resample(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_BATCH_NORMALIZATION:
+    case DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION:
+    case DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1:
+    case DML_OPERATOR_ACTIVATION_SOFTMAX:
+    case DML_OPERATOR_ACTIVATION_SOFTMAX1:
+    case DML_OPERATOR_ACTIVATION_LOG_SOFTMAX:
+    case DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1:
+        return kernels->normalization(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }

@@ -122,6 +122,11 @@ int32_t dmlpy_max_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                        UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* BATCH_NORMALIZATION (72), MEAN_VARIANCE_NORMALIZATION (73), MEAN_VARIANCE_NORMALIZATION1 (115),
+ * ACTIVATION_SOFTMAX (48), SOFTMAX1 (158), LOG_SOFTMAX (41), LOG_SOFTMAX1 (159): normalization.c. */
+int32_t dmlpy_normalization(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                            UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 /* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
 
 typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -130,7 +135,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

@@ -185,12 +185,16 @@ FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
 # page does not say it; neither do the softmax and hardmax pages (every output depends on a whole row).
 IN_PLACE: frozenset[OP] = frozenset(FUNCTIONS) - {OP.ACTIVATION_GELU} | {OP.ACTIVATION_PARAMETERIZED_RELU}
 
-# The activations dmlpy/native/activation.c computes (standalone and as a convolution's FusedActivation);
-# the native backend runs the NumPy kernel for the others.
+# The activations dmlpy/native/activation.c computes (standalone and as a FusedActivation of a convolution or
+# normalization), and the softmax family dmlpy/native/normalization.c computes (never fused: DirectML does not
+# fuse it); the native backend runs the NumPy kernel for the others.
+NATIVE_SOFTMAX: frozenset[OP] = frozenset({
+    OP.ACTIVATION_SOFTMAX, OP.ACTIVATION_SOFTMAX1, OP.ACTIVATION_LOG_SOFTMAX, OP.ACTIVATION_LOG_SOFTMAX1,
+})  # fmt: skip
 NATIVE_KERNELS: frozenset[OP] = frozenset({
     OP.ACTIVATION_IDENTITY, OP.ACTIVATION_LINEAR, OP.ACTIVATION_RELU, OP.ACTIVATION_LEAKY_RELU, OP.ACTIVATION_SIGMOID,
     OP.ACTIVATION_TANH, OP.ACTIVATION_ELU, OP.ACTIVATION_HARD_SIGMOID, OP.ACTIVATION_SOFTPLUS, OP.ACTIVATION_GELU,
-})  # fmt: skip
+}) | NATIVE_SOFTMAX  # fmt: skip
 
 ActivationDesc = Any  # one of the structs above
 
@@ -519,7 +523,8 @@ def _check_axes(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFE
 
 for _type in SOFTMAX_KINDS:
     _check = _check_axes if _type in (OP.ACTIVATION_SOFTMAX1, OP.ACTIVATION_LOG_SOFTMAX1, OP.ACTIVATION_HARDMAX1) else _check_effective_rank
-    register(OperatorSpec(_type, DESC_CLASSES[_type], OPERATORS[_type], _check, softmax_reference, generic_rules=True))
+    register(OperatorSpec(_type, DESC_CLASSES[_type], OPERATORS[_type], _check, softmax_reference, generic_rules=True,
+                          native=_type in NATIVE_KERNELS))  # fmt: skip
 
 assert all(REGISTRY[t].emulated for t in DESC_CLASSES)
 
@@ -555,6 +560,7 @@ __all__ = [
     "FUSABLE_IN_DIRECTML",
     "IN_PLACE",
     "NATIVE_KERNELS",
+    "NATIVE_SOFTMAX",
     "FusedActivation",
     "activate",
     "activation_reference",

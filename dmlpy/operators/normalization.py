@@ -20,7 +20,8 @@ Kernels, from the pages' formulas:
 * MEAN_VARIANCE_NORMALIZATION: the same over ``{C, H, W}`` (CrossChannel TRUE) or ``{H, W}``
   (CrossChannel FALSE): every batch item, and without CrossChannel every channel, on its own.
 
-FLOAT16 computes in float32, FLOAT32 in float64 rounded once to the output.
+FLOAT16 computes in float32, FLOAT32 in float64 rounded once to the output. The native backend runs
+dmlpy/native/normalization.c (float32 throughout; docs/deviations.md states how closely it agrees).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 from dmlpy.enums import DML_FEATURE_LEVEL, DML_OPERATOR_TYPE
 from dmlpy.errors import Severity
 from dmlpy.operators import OperatorSpec, register
-from dmlpy.operators.activation import apply_fused
+from dmlpy.operators.activation import apply_fused, native_fused
 from dmlpy.operators.descs.normalization import (
     DML_BATCH_NORMALIZATION_OPERATOR_DESC,
     DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
@@ -163,7 +164,10 @@ for _type, _class, _check, _kernel in (
     (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION, DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC, _check_mean_variance, mean_variance_normalization_reference),
     (DML_OPERATOR_TYPE.MEAN_VARIANCE_NORMALIZATION1, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC, _check_mean_variance, mean_variance_normalization_reference),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True))
+    # dmlpy/native/normalization.c computes them, with the FusedActivations activation.c applies; a desc with
+    # another FusedActivation runs on the NumPy kernel (docs/deviations.md states the tolerance between the two).
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True, native=True,
+                          native_covers=lambda desc: native_fused(desc.FusedActivation)))
 
 __all__ = [
     "DML_BATCH_NORMALIZATION_OPERATOR_DESC",

@@ -53,6 +53,11 @@ enum {
  *   (same Data, same strides: in place).
  *   RESAMPLE (96), RESAMPLE1 (116), RESAMPLE2 (161), RESAMPLE3 (175): 1 input (InputTensor), 1 output
  *   (OutputTensor); FLOAT32, FLOAT16, INT8 or UINT8, and every Scales entry finite.
+ *   ACTIVATION_SOFTMAX (48), SOFTMAX1 (158), LOG_SOFTMAX (41), LOG_SOFTMAX1 (159): 1 input, 1 output.
+ *   BATCH_NORMALIZATION (72): 5 inputs (InputTensor, MeanTensor, VarianceTensor, ScaleTensor, BiasTensor),
+ *   1 output (OutputTensor).
+ *   MEAN_VARIANCE_NORMALIZATION (73), MEAN_VARIANCE_NORMALIZATION1 (115): 3 inputs (InputTensor,
+ *   ScaleTensor, BiasTensor; Data NULL for a NULL ScaleTensor or BiasTensor), 1 output (OutputTensor).
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
  *   MAX_POOLING (58): 1 input (InputTensor), 1 output (OutputTensor). MAX_POOLING1 (91), MAX_POOLING2 (110):

@@ -8,8 +8,8 @@ root, so the descs it checks have Epsilon 0 and inputs whose deviation is far ab
 values worked by hand from the pages' formula
 ``FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias)``: where epsilon
 sits, the population variance, broadcast Mean and Variance, NormalizeVariance FALSE, NULL Scale
-or Bias, NaN and constant inputs. The native backend has no C kernel for these operators and
-runs the NumPy kernel (the ``device`` fixture runs every case on both).
+or Bias, NaN and constant inputs. The ``device`` fixture runs every case on both backends (the native
+one through dmlpy/native/normalization.c; test_normalization_native.py compares the two closely).
 """
 
 from __future__ import annotations

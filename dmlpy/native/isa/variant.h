@@ -36,6 +36,7 @@
 #define dmlpy_element_wise DMLPY_ISA_NAME(dmlpy_element_wise)
 #define dmlpy_max_pooling DMLPY_ISA_NAME(dmlpy_max_pooling)
 #define dmlpy_resample DMLPY_ISA_NAME(dmlpy_resample)
+#define dmlpy_normalization DMLPY_ISA_NAME(dmlpy_normalization)
 #endif
 
 #endif /* DMLPY_NATIVE_ISA_VARIANT_H */

@@ -1,0 +1,7 @@
+/* normalization.c for avx512 (see variant.h). */
+#include "avx512.h"
+#if DMLPY_ISA_VARIANTS
+#include "normalization.c"
+#else
+typedef int dmlpy_isa_avx512_normalization_not_built;
+#endif
