@@ -19,7 +19,8 @@
     int32_t dmlpy_average_pooling_##isa(DMLPY_KERNEL_PARAMS);       \
     int32_t dmlpy_space_depth_##isa(DMLPY_KERNEL_PARAMS);           \
     int32_t dmlpy_convolution_##isa(DMLPY_KERNEL_PARAMS);           \
-    int32_t dmlpy_activation_##isa(DMLPY_KERNEL_PARAMS);
+    int32_t dmlpy_activation_##isa(DMLPY_KERNEL_PARAMS);           \
+    int32_t dmlpy_gemm_##isa(DMLPY_KERNEL_PARAMS);
 DMLPY_DECLARE_VARIANT(avx2)
 DMLPY_DECLARE_VARIANT(avx512)
 
@@ -33,11 +34,12 @@ static int32_t space_depth_avx512(DMLPY_KERNEL_PARAMS) {
 #endif
 
 static const dmlpy_kernels dmlpy_variants[] = {
-    {"baseline", dmlpy_average_pooling, dmlpy_space_depth, dmlpy_convolution, dmlpy_activation},
+    {"baseline", dmlpy_average_pooling, dmlpy_space_depth, dmlpy_convolution, dmlpy_activation, dmlpy_gemm},
 #if DMLPY_ISA_VARIANTS
-    {"avx2", dmlpy_average_pooling_avx2, dmlpy_space_depth_avx2, dmlpy_convolution_avx2, dmlpy_activation_avx2},
+    {"avx2", dmlpy_average_pooling_avx2, dmlpy_space_depth_avx2, dmlpy_convolution_avx2, dmlpy_activation_avx2,
+     dmlpy_gemm_avx2},
     {"avx512", dmlpy_average_pooling_avx512, space_depth_avx512, dmlpy_convolution_avx512,
-     dmlpy_activation_avx512},
+     dmlpy_activation_avx512, dmlpy_gemm_avx512},
 #endif
 };
 #define DMLPY_VARIANT_COUNT ((int)(sizeof dmlpy_variants / sizeof dmlpy_variants[0]))

@@ -107,6 +107,10 @@ int32_t dmlpy_space_depth(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* GEMM (54): gemm.c. */
+int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                   UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 /* ACTIVATION_IDENTITY, LINEAR, RELU, LEAKY_RELU, SIGMOID, TANH, ELU, HARD_SIGMOID, SOFTPLUS, GELU:
  * activation.c. */
 int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -120,7 +124,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation, gemm;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

@@ -27,7 +27,7 @@ import numpy as np
 from dmlpy.enums import DML_CONVOLUTION_DIRECTION, DML_CONVOLUTION_MODE, DML_FEATURE_LEVEL, DML_MATRIX_TRANSFORM, DML_OPERATOR_TYPE, c_name
 from dmlpy.errors import Severity, int_argument, ints_argument
 from dmlpy.operators import OperatorSpec, register
-from dmlpy.operators.activation import apply_fused, check_fused_activation
+from dmlpy.operators.activation import DESC_CLASSES, apply_fused, check_fused_activation
 from dmlpy.operators.descs.convolution import DML_CONVOLUTION_OPERATOR_DESC, DML_GEMM_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
@@ -476,7 +476,39 @@ def _check_gemm(ctx: Checker, desc: DML_GEMM_OPERATOR_DESC, path: str, buffers: 
             ctx.check(tensor.Sizes[axis] == y.Sizes[axis], GEMM_BATCH_SIZES, f"{path}.{name}.Sizes[{axis}]", actual=tensor.Sizes[axis], expected=y.Sizes[axis], why=f"OutputTensor.Sizes[{axis}]")
 
 
-register(OperatorSpec(DML_OPERATOR_TYPE.GEMM, DML_GEMM_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.GEMM], _check_gemm, generic_rules=True))
+def gemm_reference(desc: DML_GEMM_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """``Output = FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`` (the DML_GEMM_OPERATOR_DESC page).
+
+    One matrix product per leading (batch) index: the rules make A's, B's and C's batch sizes the
+    output's, and a broadcast operand repeats by zero strides, which the backend's strided views
+    carry. FLOAT32 is computed in float64 and FLOAT16 in float32, each rounded once to the output's
+    type; the sum is a direct sum, so infinities and NaNs propagate as the formula gives.
+    """
+    a, b, c = inputs["ATensor"], inputs["BTensor"], inputs.get("CTensor")
+    assert a is not None and b is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
+    out_type = desc.OutputTensor.Desc.dtype
+    compute = np.float32 if out_type == np.float16 else np.float64
+    alpha, beta = compute(np.float32(desc.Alpha)), compute(np.float32(desc.Beta))  # FLOAT fields
+    with np.errstate(all="ignore"):  # inf and NaN propagate as on hardware; float16 saturates
+        a, b = a.astype(compute), b.astype(compute)
+        if desc.TransA == DML_MATRIX_TRANSFORM.TRANSPOSE:
+            a = np.swapaxes(a, -1, -2)
+        if desc.TransB == DML_MATRIX_TRANSFORM.TRANSPOSE:
+            b = np.swapaxes(b, -1, -2)
+        y = alpha * np.einsum("...mk,...kn->...mn", a, b)
+        if c is not None:
+            y = y + beta * c.astype(compute)
+        y = apply_fused(desc.FusedActivation, y)
+        return {"OutputTensor": y.astype(out_type)}
+
+
+def _gemm_native_covers(desc: DML_GEMM_OPERATOR_DESC) -> bool:
+    """The C kernel takes every valid desc whose FusedActivation (if any) is one of the ten C activations."""
+    return desc.FusedActivation is None or desc.FusedActivation.Type in DESC_CLASSES
+
+
+register(OperatorSpec(DML_OPERATOR_TYPE.GEMM, DML_GEMM_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.GEMM], _check_gemm, gemm_reference,
+                      native=True, native_covers=_gemm_native_covers, generic_rules=True))  # fmt: skip
 
 __all__ = [
     "DML_CONVOLUTION_OPERATOR_DESC",
@@ -489,4 +521,5 @@ __all__ = [
     "convolve_forward",
     "effective_kernel",
     "forward_output_size",
+    "gemm_reference",
 ]
