@@ -34,6 +34,7 @@ from dmlpy import (
     DML_CONVOLUTION_DIRECTION,
     DML_CONVOLUTION_MODE,
     DML_CONVOLUTION_OPERATOR_DESC,
+    DML_GEMM_OPERATOR_DESC,
     buffer_tensor,
 )
 
@@ -393,7 +394,55 @@ def convolution_workloads() -> list[Workload]:
     ]
 
 
-WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads]
+def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Workload:
+    """Output {1, 1, M, N} = A {1, 1, M, K} x B {1, 1, K, N} (GEMM with Alpha 1, no C): onnxruntime's MatMul, torch.matmul, np.matmul.
+
+    Values are scaled by 1/sqrt(K) so outputs are O(1) for the agreement check.
+    """
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, 1, m, k)).astype(dtype)
+    b = (rng.standard_normal((1, 1, k, n)) / np.sqrt(k)).astype(dtype)
+    desc = DML_GEMM_OPERATOR_DESC(
+        ATensor=buffer_tensor(dtype, a.shape), BTensor=buffer_tensor(dtype, b.shape), CTensor=None,
+        OutputTensor=buffer_tensor(dtype, (1, 1, m, n)), Alpha=1.0, Beta=0.0,
+    )  # fmt: skip
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
+            [helper.make_tensor_value_info("a", elem, [m, k]), helper.make_tensor_value_info("b", elem, [k, n])],
+            [helper.make_tensor_value_info("y", elem, [m, n])],
+        )  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        return torch.matmul(t["ATensor"], t["BTensor"])
+
+    def numpy_peer(inputs: dict[str, np.ndarray]) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+        a2, b2 = inputs["ATensor"][0, 0], inputs["BTensor"][0, 0]
+        result = np.empty((m, n), dtype=dtype)
+        return (lambda: np.matmul(a2, b2, out=result)), (lambda: result.reshape(1, 1, m, n))
+
+    itemsize = np.dtype(dtype).itemsize
+    return Workload(
+        f"gemm {m}x{k} by {k}x{n} {'fp16' if dtype == np.float16 else 'fp32'}", desc, {"ATensor": a, "BTensor": b},
+        onnx_model, lambda i: {"a": i["ATensor"][0, 0], "b": i["BTensor"][0, 0]}, torch_fn,
+        bytes_moved=(m * k + k * n + m * n) * itemsize, tolerance=1e-3, flops=2 * m * n * k,
+        peer_output=lambda y: y.reshape(1, 1, m, n), numpy_peer=numpy_peer,
+    )  # fmt: skip
+
+
+def gemm_workloads() -> list[Workload]:
+    """A classifier head (one row by a 2048x1000 weight: a matrix-vector product, memory-bound) and a transformer MLP block."""
+    return [_gemm_workload(1, 2048, 1000), _gemm_workload(256, 768, 3072)]
+
+
+WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [pooling_workloads, space_depth_workloads, convolution_workloads, gemm_workloads]
 
 
 # ---------------------------------------------------------------------------------------

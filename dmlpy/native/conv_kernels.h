@@ -108,6 +108,33 @@ DEFINE_KERNEL(kernel_4, 4, ROWS_4)
 DEFINE_KERNEL(kernel_2, 2, ROWS_2)
 DEFINE_KERNEL(kernel_1, 1, ROWS_1)
 
+/* The same tiles over B rows a constant ldb floats apart (a packed panel, or a row-major matrix read in
+ * place): no offset table to load per k step. */
+#define DEFINE_KERNEL_LD(NAME, MR, ROWS)                                                                 \
+    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, uint64_t ldb, float* restrict C, \
+                     int acc) {                                                                          \
+        uint64_t kk;                                                                                      \
+        ROWS(ROW_DECL)                                                                                    \
+        for (kk = 0; kk < K; ++kk) {                                                                      \
+            const float* a = A + kk * MR;                                                                 \
+            if (CONV_PF > 0 && ldb > CONV_NR && kk + CONV_PF < K) { /* rows in place, not a panel */      \
+                _mm_prefetch((const char*)(x0 + (kk + CONV_PF) * ldb), _MM_HINT_T0);                      \
+                _mm_prefetch((const char*)(x0 + (kk + CONV_PF) * ldb + CONV_NR - 1), _MM_HINT_T0);        \
+            }                                                                                             \
+            B_LOAD(kk * ldb)                                                                              \
+            ROWS(ROW_FMA)                                                                                 \
+        }                                                                                                 \
+        if (acc) {                                                                                        \
+            ROWS(ROW_ADD)                                                                                 \
+        }                                                                                                 \
+        ROWS(ROW_STORE)                                                                                   \
+    }
+
+DEFINE_KERNEL_LD(kernel_ld_8, 8, ROWS_8)
+DEFINE_KERNEL_LD(kernel_ld_4, 4, ROWS_4)
+DEFINE_KERNEL_LD(kernel_ld_2, 2, ROWS_2)
+DEFINE_KERNEL_LD(kernel_ld_1, 1, ROWS_1)
+
 #else /* portable: plain loops the compiler can vectorise */
 
 #define KERNEL_PARAMS const float* const* xv
@@ -139,6 +166,33 @@ DEFINE_KERNEL(kernel_4, 4)
 DEFINE_KERNEL(kernel_2, 2)
 DEFINE_KERNEL(kernel_1, 1)
 
+#define DEFINE_KERNEL_LD(NAME, MR)                                                                       \
+    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, uint64_t ldb, float* restrict C, \
+                     int acc) {                                                                          \
+        float sum[MR][CONV_NR];                                                                           \
+        uint64_t kk;                                                                                      \
+        int m, v, j;                                                                                      \
+        for (m = 0; m < MR; ++m)                                                                          \
+            for (j = 0; j < CONV_NR; ++j) sum[m][j] = 0.0f;                                               \
+        for (kk = 0; kk < K; ++kk) {                                                                      \
+            const float* a = A + kk * MR;                                                                 \
+            for (v = 0; v < CONV_NV; ++v) {                                                               \
+                const float* b = xv[v] + kk * ldb;                                                        \
+                for (m = 0; m < MR; ++m) {                                                                \
+                    const float av = a[m];                                                                \
+                    for (j = 0; j < 16; ++j) sum[m][v * 16 + j] += av * b[j];                             \
+                }                                                                                         \
+            }                                                                                             \
+        }                                                                                                 \
+        for (m = 0; m < MR; ++m)                                                                          \
+            for (j = 0; j < CONV_NR; ++j) C[m * CONV_NR + j] = acc ? C[m * CONV_NR + j] + sum[m][j] : sum[m][j]; \
+    }
+
+DEFINE_KERNEL_LD(kernel_ld_8, 8)
+DEFINE_KERNEL_LD(kernel_ld_4, 4)
+DEFINE_KERNEL_LD(kernel_ld_2, 2)
+DEFINE_KERNEL_LD(kernel_ld_1, 1)
+
 #endif
 
 static inline void run_kernel(unsigned width, uint64_t K, const float* A, const float* const* xv,
@@ -157,6 +211,27 @@ static inline void run_kernel(unsigned width, uint64_t K, const float* A, const 
     case 4: kernel_4(K, A, XV_ARGS, off, C, acc); break;
     case 2: kernel_2(K, A, XV_ARGS, off, C, acc); break;
     default: kernel_1(K, A, XV_ARGS, off, C, acc); break;
+    }
+#undef XV_ARGS
+}
+
+/* run_kernel with B rows ldb floats apart. */
+static inline void run_kernel_ld(unsigned width, uint64_t K, const float* A, const float* const* xv, uint64_t ldb,
+                                 float* C, int acc) {
+#if defined(CONV_AVX512)
+#if CONV_NV == 2
+#define XV_ARGS xv[0], xv[1]
+#else
+#define XV_ARGS xv[0], xv[1], xv[2]
+#endif
+#else
+#define XV_ARGS xv
+#endif
+    switch (width) {
+    case 8: kernel_ld_8(K, A, XV_ARGS, ldb, C, acc); break;
+    case 4: kernel_ld_4(K, A, XV_ARGS, ldb, C, acc); break;
+    case 2: kernel_ld_2(K, A, XV_ARGS, ldb, C, acc); break;
+    default: kernel_ld_1(K, A, XV_ARGS, ldb, C, acc); break;
     }
 #undef XV_ARGS
 }

@@ -11,7 +11,7 @@
  * over the K real products in float32 (no padding products reach it: packed tails are zero rows and
  * columns of outputs that are not stored), so infinities and NaNs propagate as the formula gives.
  *
- * Blocked path: the convolution's micro-kernels (conv_kernels.h: an MR x NR tile, MR = 8 rows, NR = 32
+ * Blocked path: the convolution's micro-kernels (conv_kernels.h, the constant-row-stride form: an MR x NR tile, MR = 8 rows, NR = 48
  * columns, AVX-512 when the variant has it, plain loops the compiler vectorises otherwise). A pass packs A'
  * into MR-row panels (kk-major, a batch group at a time); then work items (batch, run of M blocks, run of
  * NR-column panels) each pack one B' panel (K rows of NR floats, zero beyond N) into a per-worker buffer
@@ -26,11 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* GEMM tiles are 8 x 48 (24 accumulators, 3 B vectors per k step), wider than the convolution's 8 x 32. */
+#define CONV_NV 3
 #include "conv_kernels.h"
 #include "conv_shared.h"
 
 #ifndef GEMM_KC
-#define GEMM_KC 256 /* K steps per block: a B block of GEMM_KC x NR floats (32 KB) stays in L1 */
+#define GEMM_KC 160 /* K steps per block: a B block of GEMM_KC x NR floats (30 KB) stays in L1 */
 #endif
 #ifndef GEMM_MC_FLOATS
 #define GEMM_MC_FLOATS ((uint64_t)256 << 10) /* floats of packed A one item runs over (1 MB: stays in L2) */
@@ -76,8 +78,6 @@ typedef struct gemm_plan {
     float* bp;           /* per-worker B panel (K x NR) */
     float* tiles;        /* per-worker tile buffer (mb_per_item x MR x NR) */
     uint64_t tile_floats;
-    int64_t* off_packed; /* kk * NR, kk < GEMM_KC */
-    int64_t* off_direct; /* kk * bs_k, kk < GEMM_KC */
 } gemm_plan;
 
 /* Element offsets of batch b in A, B, C and the output. */
@@ -174,15 +174,13 @@ static void pack_b_panel(const gemm_plan* p, float* restrict dst, uint64_t bo, u
             float* d = dst + kk * CONV_NR;
             const uint64_t si = bo + kk * p->bs_k + n0;
 #if defined(CONV_AVX512)
-            const __mmask16 m0 = mask_n(cols), m1 = cols > 16 ? mask_n(cols - 16) : 0;
-            if (p->half) {
-                const uint16_t* s = (const uint16_t*)p->b + si;
-                _mm512_store_ps(d, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m0, s)));
-                _mm512_store_ps(d + 16, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m1, s + 16)));
-            } else {
-                const float* s = (const float*)p->b + si;
-                _mm512_store_ps(d, _mm512_maskz_loadu_ps(m0, s));
-                _mm512_store_ps(d + 16, _mm512_maskz_loadu_ps(m1, s + 16));
+            for (j = 0; j < CONV_NR; j += 16) {
+                const __mmask16 mk = j < cols ? mask_n(cols - j) : 0;
+                if (p->half) {
+                    _mm512_store_ps(d + j, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, (const uint16_t*)p->b + si + j)));
+                } else {
+                    _mm512_store_ps(d + j, _mm512_maskz_loadu_ps(mk, (const float*)p->b + si + j));
+                }
             }
             continue;
 #else
@@ -279,7 +277,7 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
         for (pn = pn0; pn < pn1; ++pn) {
             const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
             const int direct = p->direct_b && cols == CONV_NR;
-            const int64_t* off = direct ? p->off_direct : p->off_packed;
+            const uint64_t ldb = direct ? p->bs_k : CONV_NR;
             uint64_t k0, mb;
             if (!direct) pack_b_panel(p, bp, bo, n0);
             for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
@@ -290,8 +288,8 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                 for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
                 for (mb = mb0; mb < mb1; ++mb) {
                     const unsigned width = gemm_block_width(p, mb);
-                    run_kernel(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, off,
-                               T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
+                    run_kernel_ld(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, ldb,
+                                  T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
                 }
             }
             for (mb = mb0; mb < mb1; ++mb) {
@@ -306,7 +304,7 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
 
 /* The blocked path. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the scratch would be too large. */
 static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
-    uint64_t group, bytes, bp_floats, tiles_floats, batch_work, k;
+    uint64_t group, bytes, bp_floats, tiles_floats, batch_work;
     unsigned limit, threads;
     char* block;
     char* cur;
@@ -358,7 +356,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     if (!dmlpy_mul_u64(p->K * CONV_NR, threads, &bp_floats)) return -1;
     tiles_floats = p->tile_floats * threads;
     bytes = 64 + (group * p->a_floats + 16) * sizeof(float) + bp_floats * sizeof(float) + tiles_floats * sizeof(float) +
-            2 * GEMM_KC * sizeof(int64_t) + 5 * 64;
+            4 * 64;
     if (bp_floats > GEMM_SCRATCH_CAP / sizeof(float) || bytes > GEMM_SCRATCH_CAP) return -1;
     block = (char*)conv_scratch_get(bytes);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
@@ -368,13 +366,6 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     p->bp = (float*)cur;
     cur += (bp_floats * sizeof(float) + 63) & ~(uint64_t)63;
     p->tiles = (float*)cur;
-    cur += (tiles_floats * sizeof(float) + 63) & ~(uint64_t)63;
-    p->off_packed = (int64_t*)cur;
-    p->off_direct = p->off_packed + GEMM_KC;
-    for (k = 0; k < GEMM_KC; ++k) {
-        p->off_packed[k] = (int64_t)(k * CONV_NR);
-        p->off_direct[k] = (int64_t)(k * p->bs_k); /* bs_k < 2^32 */
-    }
 
     for (p->b0 = 0; p->b0 < p->batch; p->b0 += p->nbatch) {
         uint64_t pack_items, items;
