@@ -488,8 +488,8 @@ def gemm_reference(desc: DML_GEMM_OPERATOR_DESC, inputs: dict[str, np.ndarray | 
     assert a is not None and b is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
     out_type = desc.OutputTensor.Desc.dtype
     compute = np.float32 if out_type == np.float16 else np.float64
-    alpha, beta = compute(np.float32(desc.Alpha)), compute(np.float32(desc.Beta))  # FLOAT fields
     with np.errstate(all="ignore"):  # inf and NaN propagate as on hardware; float16 saturates
+        alpha, beta = compute(np.float32(desc.Alpha)), compute(np.float32(desc.Beta))  # FLOAT fields (beyond its range: inf)
         a, b = a.astype(compute), b.astype(compute)
         if desc.TransA == DML_MATRIX_TRANSFORM.TRANSPOSE:
             a = np.swapaxes(a, -1, -2)
