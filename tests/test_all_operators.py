@@ -55,11 +55,11 @@ def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
     )  # fmt: skip
 
 
-def test_the_registry_holds_every_operator_type_and_80_kernels() -> None:
+def test_the_registry_holds_every_operator_type_and_81_kernels() -> None:
     assert set(REGISTRY) == {t for t in OP if t != OP.INVALID}
     emulated = emulated_operators()
     element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
-    assert len(emulated) == 80 and len(element_wise) == 63
+    assert len(emulated) == 81 and len(element_wise) == 63
     assert all(REGISTRY[t].native for t in set(emulated) - element_wise)
     assert not any(REGISTRY[t].native for t in element_wise)  # the native backend runs their NumPy kernel
 

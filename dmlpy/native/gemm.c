@@ -241,7 +241,7 @@ static void epilogue(const gemm_plan* p, const float* T, unsigned rows, uint64_t
                         for (t = 0; t < 16; ++t) tmp[t] = j + t < cols ? load_elem(p->half, p->c, crow + (j + t) * p->cs_n) : 0.0f;
                         cv = _mm512_loadu_ps(tmp);
                     }
-                    v = _mm512_fmadd_ps(beta, cv, v);
+                    v = _mm512_add_ps(v, _mm512_mul_ps(beta, cv)); /* rounded as the scalar path rounds it */
                 }
                 if (!plain) v = finish_vec(&p->act, v, zero);
                 store_vec(p->half, 0, p->y, yrow + j, v, mk);
