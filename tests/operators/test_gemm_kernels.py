@@ -360,3 +360,60 @@ DIRECT_CASES = [
 @pytest.mark.parametrize(("desc", "sizes", "out_size", "status"), DIRECT_CASES)
 def test_the_c_kernel_rechecks_what_python_validated(desc: DML_GEMM_OPERATOR_DESC, sizes: list[int], out_size: int, status: str) -> None:
     assert _direct_call(desc, sizes, out_size) == status
+
+
+# ---------------------------------------------------------------------------------------
+# GraphBuilder.gemm and matmul: ONNX's broadcasting as zero strides over the same bytes
+
+
+def test_builder_gemm_and_matmul_match_onnx_gemm_then_matmul(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """A fully connected layer (Gemm transB=1 with a bias row, relu) then a batched MatMul against one shared matrix."""
+    from onnx import helper
+
+    x, w, bias, v = (rng.standard_normal(shape).astype(np.float32) for shape in [(5, 12), (7, 12), (7,), (2, 3, 7, 4)])
+    nodes = [helper.make_node("Gemm", ["x", "w", "bias"], ["g"], transB=1, alpha=0.5, beta=2.0), helper.make_node("Relu", ["g"], ["r"]),
+             helper.make_node("MatMul", ["r", "v"], ["y"])]  # fmt: skip
+    expected = onnx_run(nodes, {"x": x, "w": w, "bias": bias, "v": v})
+    g = dmlpy.GraphBuilder(device)
+    hidden = g.gemm(g.input("x", np.float32, x.shape), g.input("w", np.float32, w.shape), g.input("bias", np.float32, bias.shape),
+                    trans_b=True, alpha=0.5, beta=2.0, activation=FusedActivation.relu())  # fmt: skip
+    assert hidden.sizes == (5, 7)
+    y = g.matmul(hidden, g.input("v", np.float32, v.shape))
+    assert y.sizes == (2, 3, 5, 4)
+    assert_close(g.compile([y])(x=x, w=w, bias=bias, v=v)["output0"], expected)
+
+
+def test_builder_gemm_defaults_are_alpha_1_beta_1_no_transpose(numpy_device: dmlpy.Device) -> None:
+    """[[1, 2], [3, 4]] x [[5, 6], [7, 8]] + [[1, 1], [1, 1]] = [[20, 23], [44, 51]]."""
+    g = dmlpy.GraphBuilder(numpy_device)
+    y = g.gemm(g.input("a", np.float32, (2, 2)), g.input("b", np.float32, (2, 2)), g.input("c", np.float32, (2, 2)))
+    out = g.compile([y])(a=np.array([[1, 2], [3, 4]], np.float32), b=np.array([[5, 6], [7, 8]], np.float32), c=np.ones((2, 2), np.float32))["output0"]
+    np.testing.assert_array_equal(out, [[20, 23], [44, 51]])
+
+
+BUILDER_ERRORS = [
+    pytest.param((1, 1, 2, 3), (1, 1, 4, 5), {}, "GEMM.INNER_SIZE", "'b'", id="B's K 4 differs from A's K 3"),
+    pytest.param((1, 1, 2, 3), (1, 1, 5, 3), {"trans_b": False}, "GEMM.INNER_SIZE", "'b'", id="a transposed weight without trans_b"),
+    pytest.param((2, 1, 2, 3), (3, 1, 3, 4), {}, "GEMM.BATCH_SIZES", "'b'", id="batches 2 and 3 do not broadcast"),
+    pytest.param((1, 1, 2, 3), (1, 1, 3, 4), {"c": (1, 1, 3, 4)}, "TENSOR.SAME_SIZES", "'c'", id="C {3, 4} does not broadcast to the output {2, 4}"),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "kwargs", "rule", "argument"), BUILDER_ERRORS)
+def test_builder_gemm_names_the_argument_of_a_mismatch(a: tuple[int, ...], b: tuple[int, ...], kwargs: dict[str, Any], rule: str, argument: str) -> None:
+    from conftest import assert_rule
+
+    g = dmlpy.GraphBuilder(backend="numpy")
+    extra = {k: g.input(k, np.float32, v) if isinstance(v, tuple) else v for k, v in kwargs.items()}
+    with pytest.raises(dmlpy.DmlError) as caught:
+        g.gemm(g.input("a", np.float32, a), g.input("b", np.float32, b), **extra)
+    assert_rule(caught.value, rule)
+    assert argument in caught.value.summary and "test_gemm_kernels.py" in caught.value.summary
+
+
+def test_builder_gemm_of_a_vector_is_a_value_error_naming_it() -> None:
+    g = dmlpy.GraphBuilder(backend="numpy")
+    with pytest.raises(ValueError, match="argument 'a'"):
+        g.gemm(g.input("a", np.float32, (3,)), g.input("b", np.float32, (3, 2)))
+    with pytest.raises(TypeError, match="argument 'b'"):
+        g.matmul(g.input("a2", np.float32, (2, 3)), np.ones((3, 2), np.float32))  # type: ignore[arg-type]
