@@ -229,6 +229,14 @@ def test_an_infinite_a_row_reaches_only_its_output_row(device: dmlpy.Device, rng
     assert np.isfinite(y[0, 0, :8]).all()
 
 
+def test_beta_0_times_an_infinite_c_is_nan_as_the_formula_gives(device: dmlpy.Device) -> None:
+    """docs/deviations.md: Beta * C is always formed; 0 * inf = NaN, 0 * 5 = 0."""
+    a, b = np.ones((1, 1, 1, 2), np.float32), np.ones((1, 1, 2, 2), np.float32)
+    c = np.array([[[[INF, 5.0]]]], np.float32)
+    y = run(device, gemm_desc(a.shape, b.shape, (1, 1, 1, 2), c.shape, beta=0.0), a, b, c)
+    np.testing.assert_array_equal(y.ravel(), [NAN, 2.0])
+
+
 def test_float16_sums_in_float32_and_saturates_once_at_the_store(device: dmlpy.Device) -> None:
     """60000 + 60000 = 120000 > 65504: inf in FLOAT16; 60000 + 60000 - 60000 = 60000 stays finite (no FLOAT16 partial sums)."""
     a = np.array([[[[60000, 60000, -60000], [60000, 60000, 0]]]], np.float16)
