@@ -108,6 +108,12 @@ DEFINE_KERNEL(kernel_4, 4, ROWS_4)
 DEFINE_KERNEL(kernel_2, 2, ROWS_2)
 DEFINE_KERNEL(kernel_1, 1, ROWS_1)
 
+#if defined(__GNUC__) && !defined(__clang__)
+#define CONV_UNROLL _Pragma("GCC unroll 4")
+#else
+#define CONV_UNROLL
+#endif
+
 /* The same tiles over B rows a constant ldb floats apart (a packed panel, or a row-major matrix read in
  * place): no offset table to load per k step. */
 #define DEFINE_KERNEL_LD(NAME, MR, ROWS)                                                                 \
@@ -115,11 +121,14 @@ DEFINE_KERNEL(kernel_1, 1, ROWS_1)
                      int acc) {                                                                          \
         uint64_t kk;                                                                                      \
         ROWS(ROW_DECL)                                                                                    \
+        CONV_UNROLL                                                                                       \
         for (kk = 0; kk < K; ++kk) {                                                                      \
             const float* a = A + kk * MR;                                                                 \
             if (CONV_PF > 0 && ldb > CONV_NR && kk + CONV_PF < K) { /* rows in place, not a panel */      \
-                _mm_prefetch((const char*)(x0 + (kk + CONV_PF) * ldb), _MM_HINT_T0);                      \
-                _mm_prefetch((const char*)(x0 + (kk + CONV_PF) * ldb + CONV_NR - 1), _MM_HINT_T0);        \
+                const float* ahead = x0 + (kk + CONV_PF) * ldb;                                           \
+                int v;                                                                                    \
+                for (v = 0; v < CONV_NV; ++v) _mm_prefetch((const char*)(ahead + 16 * v), _MM_HINT_T0);   \
+                _mm_prefetch((const char*)(ahead + CONV_NR - 1), _MM_HINT_T0);                            \
             }                                                                                             \
             B_LOAD(kk * ldb)                                                                              \
             ROWS(ROW_FMA)                                                                                 \

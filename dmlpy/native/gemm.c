@@ -46,6 +46,12 @@
 #ifndef GEMM_DIRECT_B_ROWS
 #define GEMM_DIRECT_B_ROWS 16 /* M up to this reads a float32 unit-column-stride B in place */
 #endif
+#ifndef GEMM_PACK_PF
+#define GEMM_PACK_PF 8 /* B rows ahead the panel packing prefetches */
+#endif
+#ifndef GEMM_PACK_PANELS
+#define GEMM_PACK_PANELS 4 /* B' panels packed together (a row's run of 4 x 48 elements read at once) */
+#endif
 #ifndef GEMM_ITEMS_PER_THREAD
 #define GEMM_ITEMS_PER_THREAD 8
 #endif
@@ -165,60 +171,102 @@ static void pack_a_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
     }
 }
 
-/* B' panel j (columns n0 .. n0 + NR - 1, zero beyond N) of the batch at element offset bo: K rows of NR floats. */
-static void pack_b_panel(const gemm_plan* p, float* restrict dst, uint64_t bo, uint64_t n0) {
-    const uint64_t cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
-    uint64_t kk, j;
+/* B' panels n0 / NR .. + np - 1 (columns n0 .. n0 + np * NR - 1, zero beyond N) of the batch at element offset bo,
+ * panel q at dst + q * K * NR: K rows of NR floats each. With a unit column stride each B' row's run over all np
+ * panels is read at once (np * NR contiguous elements), so the rows' pages are visited np times less often. */
+static void pack_b_panels(const gemm_plan* p, float* restrict dst, uint64_t bo, uint64_t n0, uint64_t np) {
+    const uint64_t span = p->N - n0 < np * CONV_NR ? p->N - n0 : np * CONV_NR;
+    const uint64_t panel_floats = p->K * CONV_NR;
+    uint64_t kk, j, q;
     if (p->bs_n == 1) {
         for (kk = 0; kk < p->K; ++kk) {
-            float* d = dst + kk * CONV_NR;
             const uint64_t si = bo + kk * p->bs_k + n0;
 #if defined(CONV_AVX512)
-            for (j = 0; j < CONV_NR; j += 16) {
-                const __mmask16 mk = j < cols ? mask_n(cols - j) : 0;
-                if (p->half) {
-                    _mm512_store_ps(d + j, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, (const uint16_t*)p->b + si + j)));
-                } else {
-                    _mm512_store_ps(d + j, _mm512_maskz_loadu_ps(mk, (const float*)p->b + si + j));
+            if (kk + GEMM_PACK_PF < p->K) {
+                /* rows far apart: each its own page, which the hardware prefetchers do not follow */
+                const uint64_t es = p->half ? 2 : 4;
+                const char* ahead = p->b + (si + GEMM_PACK_PF * p->bs_k) * es;
+                uint64_t off;
+                for (off = 0; off < span * es; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+                _mm_prefetch(ahead + span * es - 1, _MM_HINT_T0);
+            }
+            for (q = 0; q < np; ++q) {
+                float* d = dst + q * panel_floats + kk * CONV_NR;
+                for (j = 0; j < CONV_NR; j += 16) {
+                    const uint64_t col = q * CONV_NR + j;
+                    const __mmask16 mk = col < span ? mask_n(span - col) : 0;
+                    if (p->half) {
+                        _mm512_store_ps(d + j, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, (const uint16_t*)p->b + si + col)));
+                    } else {
+                        _mm512_store_ps(d + j, _mm512_maskz_loadu_ps(mk, (const float*)p->b + si + col));
+                    }
                 }
             }
-            continue;
 #else
-            if (p->half) {
-                dmlpy_h2f_row(d, (const uint16_t*)p->b + si, (size_t)cols);
-            } else {
-                memcpy(d, (const float*)p->b + si, (size_t)cols * sizeof(float));
+            for (q = 0; q < np; ++q) {
+                float* d = dst + q * panel_floats + kk * CONV_NR;
+                const uint64_t c0 = q * CONV_NR, cols = span > c0 ? (span - c0 < CONV_NR ? span - c0 : CONV_NR) : 0;
+                if (p->half) {
+                    dmlpy_h2f_row(d, (const uint16_t*)p->b + si + c0, (size_t)cols);
+                } else if (cols) {
+                    memcpy(d, (const float*)p->b + si + c0, (size_t)cols * sizeof(float));
+                }
+                for (j = cols; j < CONV_NR; ++j) d[j] = 0.0f;
             }
-            for (j = cols; j < CONV_NR; ++j) d[j] = 0.0f;
 #endif
         }
         return;
     }
     /* strided columns (TransB of a row-major B: bs_k == 1): column by column, each a contiguous-ish run */
-    for (j = 0; j < CONV_NR; ++j) {
-        float* d = dst + j;
-        if (j >= cols) {
-            for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = 0.0f;
-            continue;
-        }
-        {
-            const uint64_t si = bo + (n0 + j) * p->bs_n;
-            if (p->half) {
-                const uint16_t* s = (const uint16_t*)p->b + si;
-                for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = dmlpy_h2f(s[kk * p->bs_k]);
-            } else {
-                const float* s = (const float*)p->b + si;
-                for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = s[kk * p->bs_k];
+    for (q = 0; q < np; ++q) {
+        for (j = 0; j < CONV_NR; ++j) {
+            float* d = dst + q * panel_floats + j;
+            const uint64_t col = q * CONV_NR + j;
+            if (col >= span) {
+                for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = 0.0f;
+                continue;
+            }
+            {
+                const uint64_t si = bo + (n0 + col) * p->bs_n;
+                if (p->half) {
+                    const uint16_t* src = (const uint16_t*)p->b + si;
+                    for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = dmlpy_h2f(src[kk * p->bs_k]);
+                } else {
+                    const float* src = (const float*)p->b + si;
+                    for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = src[kk * p->bs_k];
+                }
             }
         }
     }
 }
 
+/* Asks for the output lines rows m0 .. m0 + rows - 1, columns n0 .. n0 + cols - 1 will be stored to (for
+ * writing), long before the epilogue stores them, so the stores do not wait for their lines. */
+static void prefetch_outputs(const gemm_plan* p, uint64_t m0, unsigned rows, uint64_t n0, uint64_t cols, uint64_t yo) {
+#if defined(__GNUC__) || defined(__clang__)
+    const uint64_t es = p->half ? 2 : 4;
+    unsigned m;
+    for (m = 0; m < rows && m0 + m < p->M; ++m) {
+        const char* row = p->y + (yo + (m0 + m) * p->ys_m + n0) * es;
+        uint64_t off;
+        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 1, 2);
+        __builtin_prefetch(row + cols * es - 1, 1, 2);
+    }
+#else
+    (void)p;
+    (void)m0;
+    (void)rows;
+    (void)n0;
+    (void)cols;
+    (void)yo;
+#endif
+}
+
 /* ---- epilogue ------------------------------------------------------------------------------------ */
 
-/* Rows [0, rows) of tile T (row m at T + m*NR), columns [0, cols): output rows m0 + m, columns n0 + j. */
-static void epilogue(const gemm_plan* p, const float* T, unsigned rows, uint64_t cols, uint64_t m0, uint64_t n0, uint64_t co,
-                     uint64_t yo) {
+/* Rows [0, rows) of tile T (row m at T + m*ts, 64-byte aligned), columns [0, cols): output rows m0 + m, columns n0 + j. */
+static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned rows, uint64_t cols, uint64_t m0, uint64_t n0,
+                     uint64_t co, uint64_t yo) {
     unsigned m;
     uint64_t j;
 #if defined(CONV_AVX512)
@@ -229,7 +277,7 @@ static void epilogue(const gemm_plan* p, const float* T, unsigned rows, uint64_t
             const uint64_t yrow = yo + (m0 + m) * p->ys_m + n0, crow = co + (m0 + m) * p->cs_m + n0 * p->cs_n;
             for (j = 0; j < cols; j += 16) {
                 const __mmask16 mk = mask_n(cols - j);
-                __m512 v = _mm512_mul_ps(alpha, _mm512_load_ps(T + m * CONV_NR + j));
+                __m512 v = _mm512_mul_ps(alpha, _mm512_load_ps(T + m * ts + j));
                 if (p->c != NULL) {
                     __m512 cv;
                     if (p->cs_n == 1) {
@@ -253,7 +301,7 @@ static void epilogue(const gemm_plan* p, const float* T, unsigned rows, uint64_t
     for (m = 0; m < rows; ++m) {
         const uint64_t yrow = yo + (m0 + m) * p->ys_m, crow = co + (m0 + m) * p->cs_m;
         for (j = 0; j < cols; ++j) {
-            store_elem(p->half, p->y, yrow + (n0 + j) * p->ys_n, finish_scalar(p, T[m * CONV_NR + j], crow + (n0 + j) * p->cs_n));
+            store_elem(p->half, p->y, yrow + (n0 + j) * p->ys_n, finish_scalar(p, T[m * ts + j], crow + (n0 + j) * p->cs_n));
         }
     }
 }
@@ -263,7 +311,7 @@ static void epilogue(const gemm_plan* p, const float* T, unsigned rows, uint64_t
 /* Item (batch of the group, run of M blocks, run of panels). */
 static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const gemm_plan* p = (const gemm_plan*)vp;
-    float* bp = p->bp + (uint64_t)worker * p->K * CONV_NR;
+    float* bp = p->bp + (uint64_t)worker * p->K * CONV_NR * GEMM_PACK_PANELS;
     float* T = p->tiles + (uint64_t)worker * p->tile_floats;
     uint64_t item;
     for (item = begin; item < end; ++item) {
@@ -278,11 +326,22 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
             const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
             const int direct = p->direct_b && cols == CONV_NR;
             const uint64_t ldb = direct ? p->bs_k : CONV_NR;
+            const float* panel;
             uint64_t k0, mb;
-            if (!direct) pack_b_panel(p, bp, bo, n0);
+            if (direct) {
+                panel = NULL;
+            } else if (p->direct_b) {
+                pack_b_panels(p, bp, bo, n0, 1); /* the partial last panel */
+                panel = bp;
+            } else {
+                /* panels packed GEMM_PACK_PANELS at a time: the group's first panel packs them */
+                const uint64_t q = (pn - pn0) % GEMM_PACK_PANELS;
+                if (q == 0) pack_b_panels(p, bp, bo, n0, pn1 - pn < GEMM_PACK_PANELS ? pn1 - pn : GEMM_PACK_PANELS);
+                panel = bp + q * p->K * CONV_NR;
+            }
             for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
                 const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
-                const float* x0 = direct ? (const float*)p->b + bo + k0 * p->bs_k + n0 : bp + k0 * CONV_NR;
+                const float* x0 = direct ? (const float*)p->b + bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
                 const float* xv[CONV_NV];
                 unsigned v;
                 for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
@@ -290,13 +349,14 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                     const unsigned width = gemm_block_width(p, mb);
                     run_kernel_ld(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, ldb,
                                   T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
+                    if (k0 == 0 && p->ys_n == 1) prefetch_outputs(p, mb * CONV_MR, width, n0, cols, yo);
                 }
             }
             for (mb = mb0; mb < mb1; ++mb) {
                 const unsigned width = gemm_block_width(p, mb);
                 const uint64_t m0 = mb * CONV_MR;
                 const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
-                epilogue(p, T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, rows, cols, m0, n0, co, yo);
+                epilogue(p, T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, co, yo);
             }
         }
     }
@@ -351,9 +411,8 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
         threads = dmlpy_choose_threads(work, group * p->m_items * p->n_items, threadCount);
     }
     if (threads > limit) threads = limit;
-
     p->tile_floats = p->mb_per_item * (uint64_t)CONV_MR * CONV_NR;
-    if (!dmlpy_mul_u64(p->K * CONV_NR, threads, &bp_floats)) return -1;
+    if (!dmlpy_mul_u64(p->K * CONV_NR * GEMM_PACK_PANELS, threads, &bp_floats)) return -1;
     tiles_floats = p->tile_floats * threads;
     bytes = 64 + (group * p->a_floats + 16) * sizeof(float) + bp_floats * sizeof(float) + tiles_floats * sizeof(float) +
             4 * 64;
