@@ -50,7 +50,7 @@
 #define GEMM_PACK_PF 8 /* B rows ahead the panel packing prefetches */
 #endif
 #ifndef GEMM_PACK_PANELS
-#define GEMM_PACK_PANELS 4 /* B' panels packed together (a row's run of 4 x 48 elements read at once) */
+#define GEMM_PACK_PANELS 8 /* B' panels packed together (a row's run of 8 x 48 elements read at once) */
 #endif
 #ifndef GEMM_ITEMS_PER_THREAD
 #define GEMM_ITEMS_PER_THREAD 8
@@ -273,6 +273,15 @@ static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned r
     if (p->ys_n == 1) {
         const __m512 alpha = _mm512_set1_ps(p->alpha), beta = _mm512_set1_ps(p->beta), zero = _mm512_setzero_ps();
         const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+        if (plain && p->c == NULL && !p->half) { /* the common case: Alpha * sum, stored */
+            for (m = 0; m < rows; ++m) {
+                float* yrow = (float*)p->y + yo + (m0 + m) * p->ys_m + n0;
+                const float* trow = T + m * ts;
+                for (j = 0; j + 16 <= cols; j += 16) _mm512_storeu_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                if (j < cols) _mm512_mask_storeu_ps(yrow + j, mask_n(cols - j), _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+            }
+            return;
+        }
         for (m = 0; m < rows; ++m) {
             const uint64_t yrow = yo + (m0 + m) * p->ys_m + n0, crow = co + (m0 + m) * p->cs_m + n0 * p->cs_n;
             for (j = 0; j < cols; j += 16) {
