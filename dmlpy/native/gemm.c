@@ -410,10 +410,13 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
         p->panels_per_item = limit > 1 ? per : p->npanels;
         p->n_items = (p->npanels + p->panels_per_item - 1) / p->panels_per_item;
     }
-    /* work of one batch group for the thread count: multiply-adds / 4, as the convolution counts them */
-    batch_work = (double)p->M * (double)p->N * (double)p->K / 4.0 > 1.8e19
-                     ? UINT64_MAX
-                     : (uint64_t)((double)p->M * (double)p->N * (double)p->K / 4.0);
+    /* work of one batch for the thread count: multiply-adds / 4, as the convolution counts them, plus the elements
+     * moved (B's twice: its rows are read far apart, so a matrix-vector product, memory-bound, gets its threads) */
+    {
+        const double w = (double)p->M * (double)p->N * (double)p->K / 4.0 + 2.0 * (double)p->K * (double)p->N +
+                         (double)p->M * (double)p->K + (double)p->M * (double)p->N;
+        batch_work = w > 1.8e19 ? UINT64_MAX : (uint64_t)w;
+    }
     {
         uint64_t work;
         if (!dmlpy_mul_u64(batch_work, group, &work)) work = UINT64_MAX;
