@@ -49,6 +49,9 @@
 #ifndef GEMM_PACK_PF
 #define GEMM_PACK_PF 8 /* B rows ahead the panel packing prefetches */
 #endif
+#ifndef GEMM_MAX_MB_PER_ITEM
+#define GEMM_MAX_MB_PER_ITEM 64 /* M blocks per item at most (a 96 KB tile buffer) */
+#endif
 #ifndef GEMM_PACK_PANELS
 #define GEMM_PACK_PANELS 8 /* B' panels packed together (a row's run of 8 x 48 elements read at once) */
 #endif
@@ -392,6 +395,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     /* M blocks per item: the packed A an item runs over stays in L2 */
     p->mb_per_item = GEMM_MC_FLOATS / (CONV_MR * p->K);
     if (p->mb_per_item < 1) p->mb_per_item = 1;
+    if (p->mb_per_item > GEMM_MAX_MB_PER_ITEM) p->mb_per_item = GEMM_MAX_MB_PER_ITEM; /* the tile buffer stays small */
     if (p->mb_per_item > p->mblocks) p->mb_per_item = p->mblocks;
     p->m_items = (p->mblocks + p->mb_per_item - 1) / p->mb_per_item;
 

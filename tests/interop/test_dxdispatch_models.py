@@ -95,6 +95,8 @@ EXPECTED = {
     "dml_element_wise_identity": ("Out", [1 * 2 + 10, 2 * 2 + 10, 3 * 2 + 10]),  # ScaleBias {2, 10}
     "dml_owned_tensors": ("Out", [6, 10, -2]),
     "dml_scalar_union_fp16": ("output", [2, 2, 3, 4, 4]),  # CLIP1 of 1..5 to [2, 4] in FLOAT16
+    "dml_gemm": ("output", [1 * 4 + 2, 1 * 5 + 2, 1 * 6 + 2, 2 * 4 + 2, 2 * 5 + 2, 2 * 6 + 2, 3 * 4 + 2, 3 * 5 + 2, 3 * 6 + 2]),  # {3,1} x {1,3} + 2
+    "dml_gemm_graph": ("output", [32.0] * 1024),  # ones {32, 32} x ones {32, 32}, B OWNED_BY_DML: 32 ones summed
 }
 
 
@@ -103,7 +105,7 @@ def _add_npy_expected() -> np.ndarray:
     return np.load(MODELS_DIR / "dml_element_wise_add_input.npy").astype(np.float32).ravel() + np.fromfile(MODELS_DIR / "dml_element_wise_add_input.dat", dtype=np.float32)
 
 
-def test_example_models_with_kernels_are_the_convolutions_and_the_element_wise_ones() -> None:
+def test_example_models_with_kernels_are_the_convolutions_the_gemms_and_the_element_wise_ones() -> None:
     runnable = {p.stem for p in MODELS if _runnable(dx.read_model(p))}
     assert runnable == {"dml_convolution_2d", "dml_convolution_3d", "dml_element_wise_add_npy", *EXPECTED}
 
