@@ -11,14 +11,15 @@
  * over the K real products in float32 (no padding products reach it: packed tails are zero rows and
  * columns of outputs that are not stored), so infinities and NaNs propagate as the formula gives.
  *
- * Blocked path: the convolution's micro-kernels (conv_kernels.h, the constant-row-stride form: an MR x NR tile, MR = 8 rows, NR = 48
- * columns, AVX-512 when the variant has it, plain loops the compiler vectorises otherwise). A pass packs A'
- * into MR-row panels (kk-major, a batch group at a time); then work items (batch, run of M blocks, run of
- * NR-column panels) each pack one B' panel (K rows of NR floats, zero beyond N) into a per-worker buffer
- * that stays in L2, and run K in blocks of GEMM_KC steps (one B block in L1 serves every M block of the
- * item), accumulating into a per-worker tile buffer; the epilogue applies Alpha, Beta * C and the
- * activation and stores through the output's strides. A float32 B' with unit column stride is read in
- * place (no packing) when M is small (its rows are read about once: a matrix-vector product).
+ * Blocked path: the convolution's micro-kernels (conv_kernels.h, their constant-row-stride form: an MR x NR
+ * tile, MR = 8 rows, NR = 48 columns here, AVX-512 when the variant has it, plain loops the compiler
+ * vectorises otherwise). A pass packs A' into MR-row panels (kk-major, a batch group at a time); then work
+ * items (batch, run of M blocks, run of NR-column panels) pack their B' panels (K rows of NR floats, zero
+ * beyond N) GEMM_PACK_PANELS at a time into a per-worker buffer, and run K in blocks of GEMM_KC steps (one
+ * B block in L1 serves every M block of the item), accumulating into a per-worker tile buffer; the epilogue
+ * applies Alpha, Beta * C and the activation and stores through the output's strides. A float32 B' with
+ * unit column stride is read in place (no packing) when M is small (its rows are read about once: a
+ * matrix-vector product).
  *
  * Direct path: one output at a time in float32 with no scratch, for problems whose scratch would exceed
  * GEMM_SCRATCH_CAP.
