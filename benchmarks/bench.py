@@ -37,6 +37,7 @@ from dmlpy import (
     DML_ELEMENT_WISE_ADD1_OPERATOR_DESC,
     DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
     DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
+    DML_GEMM_OPERATOR_DESC,
     FusedActivation,
     buffer_tensor,
 )
@@ -662,8 +663,53 @@ def normalization_workloads() -> list[Workload]:
     return [_batch_norm_workload((1, 256, 56, 56)), _layer_norm_workload((197, 768)), _softmax_workload((12, 197, 197))]
 
 
+def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Workload:
+    """Output {1, 1, M, N} = A {1, 1, M, K} x B {1, 1, K, N} (GEMM with Alpha 1, no C): onnxruntime's MatMul and torch.matmul.
+
+    Values are scaled by 1/sqrt(K) so outputs are O(1) for the agreement check. No np.matmul peer in the rounds:
+    NumPy's BLAS takes every core whatever the row's thread count, and its threads keep spinning into the next
+    implementation's burst (the machine's np.matmul peak is measured on its own, in a subprocess).
+    """
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, 1, m, k)).astype(dtype)
+    b = (rng.standard_normal((1, 1, k, n)) / np.sqrt(k)).astype(dtype)
+    desc = DML_GEMM_OPERATOR_DESC(
+        ATensor=buffer_tensor(dtype, a.shape), BTensor=buffer_tensor(dtype, b.shape), CTensor=None,
+        OutputTensor=buffer_tensor(dtype, (1, 1, m, n)), Alpha=1.0, Beta=0.0,
+    )  # fmt: skip
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
+            [helper.make_tensor_value_info("a", elem, [m, k]), helper.make_tensor_value_info("b", elem, [k, n])],
+            [helper.make_tensor_value_info("y", elem, [m, n])],
+        )  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        return torch.matmul(t["ATensor"], t["BTensor"])
+
+    itemsize = np.dtype(dtype).itemsize
+    return Workload(
+        f"gemm {m}x{k} by {k}x{n} {'fp16' if dtype == np.float16 else 'fp32'}", desc, {"ATensor": a, "BTensor": b},
+        onnx_model, lambda i: {"a": i["ATensor"][0, 0], "b": i["BTensor"][0, 0]}, torch_fn,
+        bytes_moved=(m * k + k * n + m * n) * itemsize, tolerance=1e-3, flops=2 * m * n * k,
+        peer_output=lambda y: y.reshape(1, 1, m, n),
+    )  # fmt: skip
+
+
+def gemm_workloads() -> list[Workload]:
+    """A classifier head (one row by a 2048x1000 weight: a matrix-vector product, memory-bound) and a transformer MLP block."""
+    return [_gemm_workload(1, 2048, 1000), _gemm_workload(256, 768, 3072)]
+
+
 WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [
-    pooling_workloads, space_depth_workloads, convolution_workloads, element_wise_workloads, resize_workloads, normalization_workloads,
+    pooling_workloads, space_depth_workloads, convolution_workloads, gemm_workloads, element_wise_workloads, resize_workloads, normalization_workloads,
 ]
 
 

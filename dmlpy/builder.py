@@ -44,6 +44,7 @@ from dmlpy.enums import (
     DML_EXECUTION_FLAGS,
     DML_FEATURE_LEVEL,
     DML_INTERPOLATION_MODE,
+    DML_MATRIX_TRANSFORM,
     DML_REDUCE_FUNCTION,
     DML_TENSOR_FLAGS,
     HRESULT,
@@ -63,7 +64,7 @@ from dmlpy.operators.activation import (
     DML_ACTIVATION_TANH_OPERATOR_DESC,
 )
 from dmlpy.operators import activation as _activation_family
-from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, backward_output_size, forward_output_size
+from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, DML_GEMM_OPERATOR_DESC, backward_output_size, forward_output_size
 from dmlpy.operators.normalization import DML_BATCH_NORMALIZATION_OPERATOR_DESC, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC
 from dmlpy.operators.pooling import (
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
@@ -908,6 +909,61 @@ class GraphBuilder:
             return [int(axes)]
         return list(axes) if isinstance(axes, (list, tuple, np.ndarray)) else axes
 
+    # --- gemm -------------------------------------------------------------------------
+
+    def gemm(
+        self,
+        a: Tensor,
+        b: Tensor,
+        c: Tensor | None = None,
+        trans_a: bool = False,
+        trans_b: bool = False,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        activation: Any = None,
+    ) -> Tensor:
+        """GEMM: ``activation(alpha * A' x B' + beta * C)``, A' = A or its last two dims swapped (``trans_a``), B' likewise.
+
+        ``a`` and ``b`` have 2 to 4 dims (DirectML's support table; below 4 needs feature level 4.0);
+        the leading ones are batch dims, broadcast as in ONNX MatMul: a size-1 batch dim (or a
+        missing leading one) is read through stride 0, so one matrix serves every batch. ``c`` is
+        optional and broadcast to the output ``{batch..., M, N}`` the same way (ONNX Gemm's C: a
+        bias row ``{N}``, a column ``{M, 1}``, a scalar). ``activation`` is a fused activation
+        (``FusedActivation.relu()``, ...). The DML_GEMM_OPERATOR_DESC page gives the formula.
+        """
+        call = "gemm"
+        a = self._tensor_argument(call, "a", a)
+        b = self._tensor_argument(call, "b", b)
+        c = self._tensor_argument(call, "c", c, optional=True)
+        for argument, value in (("a", a), ("b", b)):
+            if len(value.sizes) < 2:
+                msg = f"GraphBuilder.{call} at {_call_site()}: argument '{argument}' has sizes {value.sizes}, expected a matrix: 2 to 4 dims, the last two its rows and columns"
+                raise ValueError(msg)
+        rank = max(len(a.sizes), len(b.sizes))
+        a_sizes, b_sizes = (1,) * (rank - len(a.sizes)) + a.sizes, (1,) * (rank - len(b.sizes)) + b.sizes
+        batch = tuple(max(x, y) if 1 in (x, y) else x for x, y in zip(a_sizes[:-2], b_sizes[:-2], strict=True))
+        m = a_sizes[-1] if trans_a else a_sizes[-2]
+        n = b_sizes[-2] if trans_b else b_sizes[-1]
+        out_sizes = (*batch, m, n)
+        a = _broadcast_view(a, (*batch, *a_sizes[-2:]))
+        b = _broadcast_view(b, (*batch, *b_sizes[-2:]))
+        if c is not None:
+            c = _broadcast_view(c, out_sizes)
+        desc = DML_GEMM_OPERATOR_DESC(
+            OutputTensor=self._output(a, out_sizes), TransA=DML_MATRIX_TRANSFORM(int(bool(trans_a))), TransB=DML_MATRIX_TRANSFORM(int(bool(trans_b))),
+            Alpha=alpha, Beta=beta, FusedActivation=activation,
+        )  # fmt: skip
+        arguments = {
+            "ATensor": "a", "BTensor": "b", "CTensor": "c", "OutputTensor": "a", "TransA": "trans_a", "TransB": "trans_b", "Alpha": "alpha",
+            "Beta": "beta", "FusedActivation": "activation", "GEMM.INNER_SIZE": "b", "GEMM.BATCH_SIZES": "b", "TENSOR.SAME_SIZES": "c",
+            "ACTIVATION.NOT_FUSABLE": "activation", "ACTIVATION.FUSED_TENSORS_NOT_NULL": "activation", "OPERATOR.TYPE": "activation",
+        }  # fmt: skip
+        return self.add_operator(desc, {"ATensor": a, "BTensor": b, "CTensor": c}, call=call, arguments=arguments)[0]
+
+    def matmul(self, a: Tensor, b: Tensor, activation: Any = None) -> Tensor:
+        """ONNX MatMul of matrices of 2 to 4 dims: ``gemm(a, b)`` with its batch broadcast (no C, alpha 1)."""
+        return self.gemm(a, b, activation=activation)
+
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
         if value is None and optional:
@@ -1140,6 +1196,30 @@ def _left_padded(tensor: Tensor | None, rank: int) -> Tensor | None:
         return tensor
     shaped = dataclasses.replace(desc, DimensionCount=rank, Sizes=(1,) * (rank - len(sizes)) + sizes, Strides=None)
     return dataclasses.replace(tensor, desc=shaped)
+
+
+def _broadcast_view(value: Tensor, sizes: tuple[int, ...]) -> Tensor:
+    """``value``'s bytes read as ``sizes`` (aligned at the last dim): stride 0 along the dims it broadcasts over
+    (size 1, or missing in front). Unchanged when it does not broadcast to ``sizes`` (validation then says why)."""
+    desc = value.desc
+    own = tuple(desc.Sizes or ())
+    if own == sizes or len(own) > len(sizes) or not all(isinstance(s, int) for s in own):
+        return value
+    strides = tuple(desc.Strides) if desc.Strides is not None else None
+    if strides is None:
+        strides = tuple(int(np.prod(own[i + 1 :], dtype=np.int64)) for i in range(len(own)))
+    lead = len(sizes) - len(own)
+    new_strides = []
+    for i, size in enumerate(sizes):
+        j = i - lead
+        if j < 0 or (own[j] == 1 and size != 1):
+            new_strides.append(0)
+        elif own[j] == size:
+            new_strides.append(strides[j])
+        else:
+            return value  # not broadcastable: validation names the mismatch
+    shaped = dataclasses.replace(desc, DimensionCount=len(sizes), Sizes=tuple(sizes), Strides=tuple(new_strides))
+    return dataclasses.replace(value, desc=shaped)
 
 
 def _space_depth_fallback(sizes: Sequence[int], block_size: Any, *, to_depth: bool) -> tuple[int, ...]:

@@ -1,4 +1,4 @@
-"""Fuzzing convolution descs and bindings through the whole pipeline, on both backends.
+"""Fuzzing convolution and GEMM descs and bindings through the whole pipeline, on both backends.
 
 The approach of test_fuzz.py (whose harness pieces are imported from it: guard bytes, the time
 and memory limits, the nonsense values), applied to DML_CONVOLUTION_OPERATOR_DESC: each case
@@ -8,7 +8,8 @@ FLOAT32 or FLOAT16, random layouts) and applies zero to three mutations: nonsens
 four tensors or the desc's fields, a broken or unfusable FusedActivation, extreme but valid
 sizes, a device of another feature level, wrong bindings for any slot (a buffer for an absent
 bias, NONE for a described one, bad offsets, sizes and types), OWNED_BY_DML filters and biases
-with broken initializer bindings, and misused steps.
+with broken initializer bindings, and misused steps. GEMM cases (DML_GEMM_OPERATOR_DESC: the same
+four slots, A, B, an optional C and the output) go through the same mutations and checks.
 
 What must hold, whatever happened:
 
@@ -63,6 +64,7 @@ from dmlpy import (
     DML_CONVOLUTION_OPERATOR_DESC,
     DML_EXECUTION_FLAGS,
     DML_FEATURE_LEVEL,
+    DML_GEMM_OPERATOR_DESC,
     DML_OPERATOR_DESC,
     DML_OPERATOR_TYPE,
     DML_TENSOR_DATA_TYPE,
@@ -81,6 +83,15 @@ MAX_ALLOCATION = 1 << 16
 OP = DML_OPERATOR_TYPE
 INPUTS = ("InputTensor", "FilterTensor", "BiasTensor")
 TENSORS = (*INPUTS, "OutputTensor")
+# GEMM has the same four slots (two inputs, an optional third, the output): the plan keys bindings by the
+# convolution's names, and slot() finds the desc's field for each.
+GEMM_FIELDS = {"InputTensor": "ATensor", "FilterTensor": "BTensor", "BiasTensor": "CTensor", "OutputTensor": "OutputTensor"}
+GEMM_BATCHES = 5  # per backend: 500 GEMM cases
+
+
+def slot(desc: Any, name: str) -> str:
+    """The field of ``desc`` that holds the tensor of slot ``name`` (the convolution's slot names)."""
+    return GEMM_FIELDS[name] if isinstance(desc, DML_GEMM_OPERATOR_DESC) else name
 ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding")
 BIND_STAGES = ("init.bind_inputs", "init.bind_outputs", "init.record", "bind_inputs", "bind_outputs", "bind_persistent", "bind_temporary", "record")
 
@@ -208,13 +219,66 @@ def valid_case(rng: np.random.Generator) -> Plan:
     return plan
 
 
+def _gemm_layout(rng: np.random.Generator, sizes: tuple[int, ...], *, broadcast: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """No strides, packed, padded rows, the matrix stored transposed (column-major), or zero strides on ``broadcast`` axes."""
+    kind = int(rng.integers(0, 5 if broadcast else 4))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return dmlpy.packed_strides(sizes)
+    if kind == 2:
+        return dmlpy.packed_strides([s + int(rng.integers(0, 3)) for s in sizes])
+    strides = list(dmlpy.packed_strides(sizes))
+    if kind == 3:  # column-major matrices: element (i, j) at i + j * rows
+        rows = sizes[-2]
+        strides[-2], strides[-1] = 1, rows
+        return tuple(strides)
+    for axis in broadcast:
+        if rng.integers(0, 2):
+            strides[axis] = 0
+    return tuple(strides)
+
+
+def valid_gemm_case(rng: np.random.Generator) -> Plan:
+    """A valid GEMM: 2-D to 4-D, TransA/TransB, with or without C, Alpha/Beta, a fused activation or none, FLOAT32 or
+    FLOAT16, random layouts (broadcast batches and a C broadcast along rows or columns by zero strides). One case in three
+    is wide enough for the C kernel's full 8 x 48 tiles and its in-place reading of B."""
+    rank = int(rng.integers(2, 5))
+    dtype = pick(rng, [np.float32, np.float16])
+    wide = bool(rng.integers(0, 3) == 0)
+    batch = tuple(1 if wide else int(rng.integers(1, 3)) for _ in range(rank - 2))
+    m, k = (int(rng.integers(1, 18)), int(rng.integers(1, 24))) if wide else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+    n = int(rng.integers(48, 80)) if wide else int(rng.integers(1, 6))
+    trans_a, trans_b = int(rng.integers(0, 2)), int(rng.integers(0, 2))
+    a_sizes = (*batch, k, m) if trans_a else (*batch, m, k)
+    b_sizes = (*batch, n, k) if trans_b else (*batch, k, n)
+    y_sizes = (*batch, m, n)
+    batch_axes = tuple(range(rank - 2))
+    desc: Any = DML_GEMM_OPERATOR_DESC(
+        ATensor=dmlpy.buffer_tensor(dtype, a_sizes, _gemm_layout(rng, a_sizes, broadcast=batch_axes)),
+        BTensor=dmlpy.buffer_tensor(dtype, b_sizes, _gemm_layout(rng, b_sizes, broadcast=batch_axes)),
+        CTensor=dmlpy.buffer_tensor(dtype, y_sizes, _gemm_layout(rng, y_sizes, broadcast=(*batch_axes, rank - 2, rank - 1))) if rng.integers(0, 2) else None,
+        OutputTensor=dmlpy.buffer_tensor(dtype, y_sizes, _gemm_layout(rng, y_sizes)),
+        TransA=trans_a, TransB=trans_b,
+        Alpha=float(pick(rng, [1.0, -0.5, rng.uniform(-2, 2)])), Beta=float(pick(rng, [1.0, 0.0, rng.uniform(-2, 2)])),
+        FusedActivation=random_activation(rng) if rng.integers(0, 2) else None,
+    )  # fmt: skip
+    if rng.integers(0, 4) == 0:
+        desc = dmlpy.operator_desc(desc)
+    plan = Plan(desc)
+    for name in TENSORS:
+        plan.bindings[name].guard = int(rng.choice([0, 16, 32, 64] if name != "OutputTensor" else [16, 32, 64]))
+    return plan
+
+
 # ---------------------------------------------------------------------------------------
 # Mutations
 
 
 def _tensor(plan: Plan, rng: np.random.Generator) -> tuple[str, Any]:
     name = pick(rng, list(TENSORS))
-    return name, tensor_buffer(getattr(inner_desc(plan), name, None))
+    desc = inner_desc(plan)
+    return name, tensor_buffer(getattr(desc, slot(desc, name), None))
 
 
 def m_tensor_sizes(plan: Plan, rng: np.random.Generator) -> str:
@@ -292,14 +356,14 @@ def m_tensor_scalar(plan: Plan, rng: np.random.Generator) -> str:
 def m_tensor_object(plan: Plan, rng: np.random.Generator) -> str:
     desc = inner_desc(plan)
     name = pick(rng, list(TENSORS))
-    current = tensor_buffer(getattr(desc, name, None))
-    other = getattr(desc, pick(rng, list(TENSORS)), None)
+    current = tensor_buffer(getattr(desc, slot(desc, name), None))
+    other = getattr(desc, slot(desc, pick(rng, list(TENSORS))), None)
     spatial = len(current.Sizes) - 2 if current is not None and isinstance(current.Sizes, (list, tuple)) else 2
     value = pick(rng, [
         None, "tensor", 5, current, DML_TENSOR_DESC(0, current), DML_TENSOR_DESC(1, None), other,
         dmlpy.buffer_tensor(np.float32, (1, 2) + (1,) * max(0, spatial)), dmlpy.buffer_tensor(np.float32, (2,)),
     ])  # fmt: skip
-    setattr(desc, name, value)
+    setattr(desc, slot(desc, name), value)
     return f"{name} = {value!r}"[:200]
 
 
@@ -307,6 +371,14 @@ def m_op_field(plan: Plan, rng: np.random.Generator) -> str:
     desc = inner_desc(plan)
     if not dataclasses.is_dataclass(desc):
         return "op field: desc is not a dataclass"
+    if isinstance(desc, DML_GEMM_OPERATOR_DESC):
+        field_name = pick(rng, ["TransA", "TransB", "Alpha", "Beta"])
+        if field_name.startswith("Trans"):
+            value: Any = pick(rng, [0, 1, 2, 255, -1, 2**32, None, "TRANSPOSE", 1.0])
+        else:
+            value = pick(rng, [0.0, -1.0, math.nan, math.inf, -math.inf, 3.4e39, 1e-45, "1", None, 2**100, True])
+        setattr(desc, field_name, value)
+        return f"op.{field_name} = {value!r}"
     field_name = pick(rng, [*ARRAYS, "DimensionCount", "GroupCount", "Mode", "Direction"])
     if field_name == "DimensionCount":
         value = pick(rng, [None, 0, 1, 2, 3, 4, 2**32 - 1, -1, 2.0, "2"])
@@ -461,9 +533,9 @@ def m_shared_buffer(plan: Plan, rng: np.random.Generator) -> str:
 
 def m_owned(plan: Plan, rng: np.random.Generator) -> str:
     desc = inner_desc(plan)
-    names = [n for n in INPUTS if tensor_buffer(getattr(desc, n, None)) is not None and rng.integers(0, 2)] or ["FilterTensor"]
+    names = [n for n in INPUTS if tensor_buffer(getattr(desc, slot(desc, n), None)) is not None and rng.integers(0, 2)] or ["FilterTensor"]
     for name in names:
-        buf = tensor_buffer(getattr(desc, name, None))
+        buf = tensor_buffer(getattr(desc, slot(desc, name), None))
         if buf is not None:
             buf.Flags = DML_TENSOR_FLAGS.OWNED_BY_DML
             plan.owned.add(name)
@@ -501,9 +573,9 @@ MUTATIONS: list[tuple[Callable[[Plan, np.random.Generator], str], int]] = [
 _WEIGHTS = np.array([w for _, w in MUTATIONS], dtype=float) / sum(w for _, w in MUTATIONS)
 
 
-def make_case(batch: int, index: int) -> Plan:
-    rng = np.random.default_rng([SEED, batch, index])
-    plan = valid_case(rng)
+def make_case(batch: int, index: int, valid: Callable[[np.random.Generator], Plan] = valid_case, stream: int = 0) -> Plan:
+    rng = np.random.default_rng([SEED, batch, index] if not stream else [SEED, stream, batch, index])
+    plan = valid(rng)
     for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3]))):
         mutation = MUTATIONS[int(rng.choice(len(MUTATIONS), p=_WEIGHTS))][0]
         try:
@@ -564,7 +636,7 @@ def run_case(plan: Plan, backend: str) -> Outcome:
     guards = Guards()
     device = dmlpy.create_device(plan.feature_level, backend=backend)
     inner = inner_desc(plan)
-    bufs = {name: tensor_buffer(getattr(inner, name, None)) for name in TENSORS}
+    bufs = {name: tensor_buffer(getattr(inner, slot(inner, name), None)) for name in TENSORS}
     totals = {name: sane_int(getattr(bufs[name], "TotalTensorSizeInBytes", None), MAX_ALLOCATION) or 16 for name in TENSORS}
 
     buffers: dict[str, Buffer] = {}
@@ -620,7 +692,7 @@ def run_case(plan: Plan, backend: str) -> Outcome:
             return dmlpy.buffer_binding(persistent, persistent_offset)
 
         input_bindings = {name: binding_desc(plan.bindings[name], buffers[name], totals[name], None, None) for name in INPUTS}
-        bias_described = bufs["BiasTensor"] is not None and getattr(inner, "BiasTensor", None) is not None
+        bias_described = bufs["BiasTensor"] is not None and getattr(inner, slot(inner, "BiasTensor"), None) is not None
         if plan.bias_binding == "none" or (plan.bias_binding == "follow" and not bias_described):
             input_bindings["BiasTensor"] = DML_BINDING_DESC()
 
@@ -709,6 +781,64 @@ def run_case(plan: Plan, backend: str) -> Outcome:
 def test_fuzz_convolution_batch(backend: str, batch: int) -> None:
     """Random convolution descs and bindings: only DmlError/TypeError/ValueError, and no write outside a bound output."""
     run_batch(batch, CASES_PER_BATCH, make_case, lambda plan: run_case(plan, backend))
+
+
+def make_gemm_case(batch: int, index: int) -> Plan:
+    return make_case(batch, index, valid_gemm_case, stream=54)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", range(GEMM_BATCHES))
+def test_fuzz_gemm_batch(backend: str, batch: int) -> None:
+    """Random GEMM descs and bindings: only DmlError/TypeError/ValueError, and no write outside a bound output."""
+    run_batch(batch, CASES_PER_BATCH, make_gemm_case, lambda plan: run_case(plan, backend))
+
+
+def test_fuzz_gemm_quick_batch(backend: str) -> None:
+    """A quarter of one GEMM batch in the normal suite (the slow marker runs all of them)."""
+    run_batch(GEMM_BATCHES, CASES_PER_BATCH // 4, make_gemm_case, lambda plan: run_case(plan, backend))
+
+
+def test_the_mutations_reach_the_gemm_rules() -> None:
+    reached: set[str] = set()
+    for batch, index in itertools.product(range(GEMM_BATCHES), range(CASES_PER_BATCH)):
+        plan = make_gemm_case(batch, index)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dmlpy.DmlWarning)
+            reached.update(dmlpy.validate(plan.desc, feature_level=plan.feature_level).rule_ids)
+    expected = {"GEMM.INNER_SIZE", "GEMM.OUTPUT_SIZE", "GEMM.BATCH_SIZES", "TENSOR.SAME_SIZES", "TENSOR.SAME_DATA_TYPE", "TENSOR.SAME_DIMENSION_COUNT", "ACTIVATION.NOT_FUSABLE"}
+    assert expected <= reached, sorted(expected - reached)
+
+
+def test_unmutated_gemm_cases_give_the_reference_answer_on_both_backends() -> None:
+    """The GEMM starting points are valid: through dmlpy.run both backends give gemm_reference's answer."""
+    from conftest import native_device
+
+    from dmlpy.operators.convolution import gemm_reference
+
+    native = native_device()
+    for index in range(40):
+        plan = valid_gemm_case(np.random.default_rng([SEED, 54, 999, index]))
+        desc = inner_desc(plan)
+        arrays: dict[str, Any] = {}
+        for role in INPUTS:
+            buf = tensor_buffer(getattr(desc, slot(desc, role)))
+            if buf is None:
+                continue
+            value = np.random.default_rng(index).uniform(-1, 1, size=tuple(buf.Sizes)).astype(buf.dtype)
+            for axis, stride in enumerate(buf.Strides or ()):
+                if stride == 0:  # a broadcast axis holds one value
+                    value = np.ascontiguousarray(np.broadcast_to(np.take(value, [0], axis=axis), value.shape))
+            arrays[slot(desc, role)] = value
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dmlpy.DmlWarning)
+            expected = gemm_reference(dmlpy.create_device(backend="numpy").create_operator(plan.desc).desc, {"CTensor": None, **arrays})["OutputTensor"]
+            on_numpy = dmlpy.run(plan.desc, backend="numpy", **arrays)
+            on_native = dmlpy.run(plan.desc, device=native, **arrays)
+        assert on_numpy.shape == tuple(desc.OutputTensor.Desc.Sizes)
+        np.testing.assert_array_equal(on_numpy, expected)
+        tolerance = 2e-2 if expected.dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(on_native.astype(np.float64), expected.astype(np.float64), rtol=tolerance, atol=tolerance, err_msg=str(plan.desc))
 
 
 def test_fuzz_generates_at_least_1000_convolution_cases_per_backend() -> None:

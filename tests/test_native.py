@@ -25,6 +25,7 @@ from dmlpy import (
     DML_CONVOLUTION_OPERATOR_DESC,
     DML_DEPTH_SPACE_ORDER,
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_GEMM_OPERATOR_DESC,
     DML_INTERPOLATION_MODE,
     DML_RESAMPLE3_OPERATOR_DESC,
     DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
@@ -223,6 +224,20 @@ def _activation(make: Callable[..., Any], dtype: Any, *params: float) -> tuple[A
     return desc, {"InputTensor": x}
 
 
+def _gemm(dtype: Any, a_shape: tuple[int, ...], b_shape: tuple[int, ...], fused: Any = None) -> tuple[Any, dict[str, np.ndarray]]:
+    y_shape = (*a_shape[:-1], b_shape[-1])
+    desc = DML_GEMM_OPERATOR_DESC(
+        ATensor=buffer_tensor(dtype, a_shape), BTensor=buffer_tensor(dtype, b_shape), CTensor=buffer_tensor(dtype, y_shape, (0, 0, 0, 1)),
+        OutputTensor=buffer_tensor(dtype, y_shape), Alpha=0.5, Beta=2.0, FusedActivation=fused,
+    )  # fmt: skip
+    rng = np.random.default_rng(4)
+    return desc, {
+        "ATensor": rng.standard_normal(a_shape).astype(dtype),
+        "BTensor": (rng.standard_normal(b_shape) / 8).astype(dtype),
+        "CTensor": np.broadcast_to(rng.standard_normal(y_shape[-1]).astype(dtype), y_shape),
+    }
+
+
 def _resample(dtype: Any, shape: tuple[int, ...], out: tuple[int, ...], scales: tuple[float, ...], *, antialiased: bool = False) -> tuple[Any, dict[str, np.ndarray]]:
     n = len(shape)
     desc = DML_RESAMPLE3_OPERATOR_DESC(buffer_tensor(dtype, shape), buffer_tensor(dtype, out), DML_INTERPOLATION_MODE.LINEAR, DML_AXIS_DIRECTION.INCREASING,
@@ -246,7 +261,7 @@ SAME_BYTES_CASES = [
     pytest.param(lambda: _resample(np.float32, (1, 3, 40, 50), (1, 3, 9, 12), (1, 1, 0.23, 0.25), antialiased=True), id="resample antialiased fp32"),
 ]
 
-# The AVX-512 convolution and LINEAR kernels fuse multiply-adds (one rounding instead of two) and the
+# The AVX-512 convolution, GEMM and LINEAR kernels fuse multiply-adds (one rounding instead of two) and the
 # convolution sums in another order (docs/deviations.md): they agree with the baseline to rounding.
 ROUNDING_CASES = [
     pytest.param(lambda: _conv((1, 16, 20, 20), 24, 3, 1, 1, backward=False), id="convolution forward k3"),
@@ -255,6 +270,8 @@ ROUNDING_CASES = [
     pytest.param(lambda: _conv((1, 32, 16, 16), 32, 4, 2, 1, backward=True, groups=32), id="convolution depthwise k4 s2"),
     pytest.param(lambda: _conv((1, 8, 6, 10, 10), 8, 2, 2, 0, backward=True, dtype=np.float16), id="convolution 3-D fp16"),
     pytest.param(lambda: _activation(DML_ACTIVATION_LINEAR_OPERATOR_DESC, np.float32, 1.5, -0.25), id="linear fp32"),
+    pytest.param(lambda: _gemm(np.float32, (2, 3, 37, 130), (2, 3, 130, 100), FusedActivation.relu()), id="gemm fp32 batched with C and relu"),
+    pytest.param(lambda: _gemm(np.float16, (1, 1, 5, 300), (1, 1, 300, 49)), id="gemm fp16 K over two blocks"),
 ]
 
 

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_kernels.h" /* CONV_MR, CONV_NV, CONV_NR and the micro-kernels */
 #include "conv_shared.h"
 
 #if !defined(__STDC_NO_ATOMICS__) && !defined(_MSC_VER)
@@ -72,12 +73,6 @@
 #define CONV_SCRATCH_CACHE 1
 #endif
 
-/* Micro-tile: MR output channels x NV vectors of 16 output positions. */
-#define CONV_MR 8
-#ifndef CONV_NV
-#define CONV_NV 2
-#endif
-#define CONV_NR (16 * CONV_NV)
 /* K steps per block (B block of one tile: KC rows of 16*NV floats, kept in L1). */
 #ifndef CONV_KC
 #define CONV_KC 128
@@ -616,149 +611,7 @@ static void pack_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     }
 }
 
-/* ---- fast path: micro-kernels ---------------------------------------------------------------------- */
-
-/* C[m][v*16 + j] (+)= sum_{kk < K} A[kk*MR + m] * xv[off[kk] + j], m < MR, v < NV, j < 16.
- * C rows are CONV_NR floats apart and 64-byte aligned; acc = 0: overwrite, 1: accumulate. */
-
-#if defined(CONV_AVX512)
-
-#define ROWS_8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define ROWS_4(X) X(0) X(1) X(2) X(3)
-#define ROWS_2(X) X(0) X(1)
-#define ROWS_1(X) X(0)
-
-#if CONV_NV == 2
-#define KERNEL_PARAMS const float *x0, const float *x1
-#define ROW_DECL(m) __m512 c##m##a = _mm512_setzero_ps(), c##m##b = _mm512_setzero_ps();
-#define ROW_ADD(m)                                                      \
-    c##m##a = _mm512_add_ps(c##m##a, _mm512_load_ps(C + m * CONV_NR));      \
-    c##m##b = _mm512_add_ps(c##m##b, _mm512_load_ps(C + m * CONV_NR + 16));
-#define ROW_FMA(m)                                   \
-    {                                                \
-        const __m512 av = _mm512_set1_ps(a[m]);      \
-        c##m##a = _mm512_fmadd_ps(av, b0, c##m##a);  \
-        c##m##b = _mm512_fmadd_ps(av, b1, c##m##b);  \
-    }
-#define ROW_STORE(m)                                 \
-    _mm512_store_ps(C + m * CONV_NR, c##m##a);       \
-    _mm512_store_ps(C + m * CONV_NR + 16, c##m##b);
-#define B_LOAD(o)                                    \
-    const __m512 b0 = _mm512_loadu_ps(x0 + (o));     \
-    const __m512 b1 = _mm512_loadu_ps(x1 + (o));
-#elif CONV_NV == 3
-#define KERNEL_PARAMS const float *x0, const float *x1, const float *x2
-#define ROW_DECL(m) __m512 c##m##a = _mm512_setzero_ps(), c##m##b = _mm512_setzero_ps(), c##m##c = _mm512_setzero_ps();
-#define ROW_ADD(m)                                                      \
-    c##m##a = _mm512_add_ps(c##m##a, _mm512_load_ps(C + m * CONV_NR));      \
-    c##m##b = _mm512_add_ps(c##m##b, _mm512_load_ps(C + m * CONV_NR + 16)); \
-    c##m##c = _mm512_add_ps(c##m##c, _mm512_load_ps(C + m * CONV_NR + 32));
-#define ROW_FMA(m)                                   \
-    {                                                \
-        const __m512 av = _mm512_set1_ps(a[m]);      \
-        c##m##a = _mm512_fmadd_ps(av, b0, c##m##a);  \
-        c##m##b = _mm512_fmadd_ps(av, b1, c##m##b);  \
-        c##m##c = _mm512_fmadd_ps(av, b2, c##m##c);  \
-    }
-#define ROW_STORE(m)                                 \
-    _mm512_store_ps(C + m * CONV_NR, c##m##a);       \
-    _mm512_store_ps(C + m * CONV_NR + 16, c##m##b);  \
-    _mm512_store_ps(C + m * CONV_NR + 32, c##m##c);
-#define B_LOAD(o)                                    \
-    const __m512 b0 = _mm512_loadu_ps(x0 + (o));     \
-    const __m512 b1 = _mm512_loadu_ps(x1 + (o));     \
-    const __m512 b2 = _mm512_loadu_ps(x2 + (o));
-#else
-#error "CONV_NV must be 2 or 3"
-#endif
-
-#ifndef CONV_PF
-#define CONV_PF 8 /* k steps ahead the kernel prefetches its B rows (0: off) */
-#endif
-#if CONV_PF > 0
-#define CONV_PREFETCH(kk)                                                                                 \
-    if ((kk) + CONV_PF < K) {                                                                             \
-        _mm_prefetch((const char*)(x0 + off[(kk) + CONV_PF]), _MM_HINT_T0);                               \
-        _mm_prefetch((const char*)(x1 + off[(kk) + CONV_PF] + 15), _MM_HINT_T0);                          \
-    }
-#else
-#define CONV_PREFETCH(kk)
-#endif
-
-#define DEFINE_KERNEL(NAME, MR, ROWS)                                                                    \
-    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off,      \
-                     float* restrict C, int acc) {                                                       \
-        uint64_t kk;                                                                                      \
-        ROWS(ROW_DECL)                                                                                    \
-        for (kk = 0; kk < K; ++kk) {                                                                      \
-            const float* a = A + kk * MR;                                                                 \
-            CONV_PREFETCH(kk)                                                                             \
-            B_LOAD(off[kk])                                                                               \
-            ROWS(ROW_FMA)                                                                                 \
-        }                                                                                                 \
-        if (acc) { /* block sums added to the running sums: two-level summation */                        \
-            ROWS(ROW_ADD)                                                                                 \
-        }                                                                                                 \
-        ROWS(ROW_STORE)                                                                                   \
-    }
-
-DEFINE_KERNEL(kernel_8, 8, ROWS_8)
-DEFINE_KERNEL(kernel_4, 4, ROWS_4)
-DEFINE_KERNEL(kernel_2, 2, ROWS_2)
-DEFINE_KERNEL(kernel_1, 1, ROWS_1)
-
-#else /* portable: plain loops the compiler can vectorise */
-
-#define KERNEL_PARAMS const float* const* xv
-
-#define DEFINE_KERNEL(NAME, MR)                                                                          \
-    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off,      \
-                     float* restrict C, int acc) {                                                       \
-        float sum[MR][CONV_NR];                                                                           \
-        uint64_t kk;                                                                                      \
-        int m, v, j;                                                                                      \
-        for (m = 0; m < MR; ++m)                                                                          \
-            for (j = 0; j < CONV_NR; ++j) sum[m][j] = 0.0f;                                               \
-        for (kk = 0; kk < K; ++kk) {                                                                      \
-            const float* a = A + kk * MR;                                                                 \
-            for (v = 0; v < CONV_NV; ++v) {                                                               \
-                const float* b = xv[v] + off[kk];                                                         \
-                for (m = 0; m < MR; ++m) {                                                                \
-                    const float av = a[m];                                                                \
-                    for (j = 0; j < 16; ++j) sum[m][v * 16 + j] += av * b[j];                             \
-                }                                                                                         \
-            }                                                                                             \
-        }                                                                                                 \
-        for (m = 0; m < MR; ++m)                                                                          \
-            for (j = 0; j < CONV_NR; ++j) C[m * CONV_NR + j] = acc ? C[m * CONV_NR + j] + sum[m][j] : sum[m][j]; \
-    }
-
-DEFINE_KERNEL(kernel_8, 8)
-DEFINE_KERNEL(kernel_4, 4)
-DEFINE_KERNEL(kernel_2, 2)
-DEFINE_KERNEL(kernel_1, 1)
-
-#endif
-
-static inline void run_kernel(unsigned width, uint64_t K, const float* A, const float* const* xv,
-                              const int64_t* off, float* C, int acc) {
-#if defined(CONV_AVX512)
-#if CONV_NV == 2
-#define XV_ARGS xv[0], xv[1]
-#else
-#define XV_ARGS xv[0], xv[1], xv[2]
-#endif
-#else
-#define XV_ARGS xv
-#endif
-    switch (width) {
-    case 8: kernel_8(K, A, XV_ARGS, off, C, acc); break;
-    case 4: kernel_4(K, A, XV_ARGS, off, C, acc); break;
-    case 2: kernel_2(K, A, XV_ARGS, off, C, acc); break;
-    default: kernel_1(K, A, XV_ARGS, off, C, acc); break;
-    }
-#undef XV_ARGS
-}
+/* ---- fast path: micro-kernels: conv_kernels.h (kernel_8/4/2/1, run_kernel), shared with gemm.c ------ */
 
 /* ---- fast path: epilogue ------------------------------------------------------------------------- */
 

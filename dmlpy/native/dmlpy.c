@@ -37,6 +37,8 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
         return kernels->max_pooling(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_CONVOLUTION:
         return kernels->convolution(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_GEMM:
+        return kernels->gemm(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_ACTIVATION_ELU:
     case DML_OPERATOR_ACTIVATION_HARD_SIGMOID:
     case DML_OPERATOR_ACTIVATION_IDENTITY:

@@ -126,6 +126,10 @@ int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DML
  * ACTIVATION_SOFTMAX (48), SOFTMAX1 (158), LOG_SOFTMAX (41), LOG_SOFTMAX1 (159): normalization.c. */
 int32_t dmlpy_normalization(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                             UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+/* GEMM (54): gemm.c. */
+int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                   UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 
 /* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
 
@@ -135,7 +139,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization, gemm;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

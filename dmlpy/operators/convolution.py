@@ -479,7 +479,39 @@ def _check_gemm(ctx: Checker, desc: DML_GEMM_OPERATOR_DESC, path: str, buffers: 
             ctx.check(tensor.Sizes[axis] == y.Sizes[axis], GEMM_BATCH_SIZES, f"{path}.{name}.Sizes[{axis}]", actual=tensor.Sizes[axis], expected=y.Sizes[axis], why=f"OutputTensor.Sizes[{axis}]")
 
 
-register(OperatorSpec(DML_OPERATOR_TYPE.GEMM, DML_GEMM_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.GEMM], _check_gemm, generic_rules=True))
+def gemm_reference(desc: DML_GEMM_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """``Output = FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`` (the DML_GEMM_OPERATOR_DESC page).
+
+    One matrix product per leading (batch) index: the rules make A's, B's and C's batch sizes the
+    output's, and a broadcast operand repeats by zero strides, which the backend's strided views
+    carry. FLOAT32 is computed in float64 and FLOAT16 in float32, each rounded once to the output's
+    type; the sum is a direct sum, so infinities and NaNs propagate as the formula gives.
+    """
+    a, b, c = inputs["ATensor"], inputs["BTensor"], inputs.get("CTensor")
+    assert a is not None and b is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
+    out_type = desc.OutputTensor.Desc.dtype
+    compute = np.float32 if out_type == np.float16 else np.float64
+    with np.errstate(all="ignore"):  # inf and NaN propagate as on hardware; float16 saturates
+        alpha, beta = compute(np.float32(desc.Alpha)), compute(np.float32(desc.Beta))  # FLOAT fields (beyond its range: inf)
+        a, b = a.astype(compute), b.astype(compute)
+        if desc.TransA == DML_MATRIX_TRANSFORM.TRANSPOSE:
+            a = np.swapaxes(a, -1, -2)
+        if desc.TransB == DML_MATRIX_TRANSFORM.TRANSPOSE:
+            b = np.swapaxes(b, -1, -2)
+        y = alpha * np.einsum("...mk,...kn->...mn", a, b)
+        if c is not None:
+            y = y + beta * c.astype(compute)
+        y = apply_fused(desc.FusedActivation, y)
+        return {"OutputTensor": y.astype(out_type)}
+
+
+def _gemm_native_covers(desc: DML_GEMM_OPERATOR_DESC) -> bool:
+    """The C kernel applies the fused activations activation.c computes; a valid desc with another one runs on NumPy."""
+    return native_fused(desc.FusedActivation)
+
+
+register(OperatorSpec(DML_OPERATOR_TYPE.GEMM, DML_GEMM_OPERATOR_DESC, OPERATORS[DML_OPERATOR_TYPE.GEMM], _check_gemm, gemm_reference,
+                      native=True, native_covers=_gemm_native_covers, generic_rules=True))  # fmt: skip
 
 __all__ = [
     "DML_CONVOLUTION_OPERATOR_DESC",
@@ -492,4 +524,5 @@ __all__ = [
     "convolve_forward",
     "effective_kernel",
     "forward_output_size",
+    "gemm_reference",
 ]

@@ -52,6 +52,8 @@ from dmlpy import (
     DML_DEPTH_SPACE_ORDER,
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
     DML_DEPTH_TO_SPACE_OPERATOR_DESC,
+    DML_GEMM_OPERATOR_DESC,
+    DML_MATRIX_TRANSFORM,
     DML_OPERATOR_TYPE,
     DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
     DML_SPACE_TO_DEPTH_OPERATOR_DESC,
@@ -166,6 +168,20 @@ def _conv1d() -> Any:
     return DML_CONVOLUTION_OPERATOR_DESC(
         buffer_tensor(F32, (1, 2, 8)), buffer_tensor(F32, (3, 2, 3)), None, buffer_tensor(F32, (1, 3, 3)),
         CC, FORWARD, 1, (2,), (2,), (1,), (1,), (0,), 1, FusedActivation.sigmoid(),
+    )  # fmt: skip
+
+
+def _gemm_bias_row() -> Any:
+    return DML_GEMM_OPERATOR_DESC(
+        buffer_tensor(F32, (1, 2, 3, 5)), buffer_tensor(F32, (1, 2, 4, 5)), buffer_tensor(F32, (1, 2, 3, 4), (0, 0, 0, 1)),
+        buffer_tensor(F32, (1, 2, 3, 4)), DML_MATRIX_TRANSFORM.NONE, DML_MATRIX_TRANSFORM.TRANSPOSE, 0.5, 2.0, FusedActivation.relu(),
+    )  # fmt: skip
+
+
+def _gemm_half() -> Any:
+    return DML_GEMM_OPERATOR_DESC(
+        buffer_tensor("float16", (2, 1, 5, 3)), buffer_tensor("float16", (2, 1, 5, 4)), None, buffer_tensor("float16", (2, 1, 3, 4)),
+        DML_MATRIX_TRANSFORM.TRANSPOSE, DML_MATRIX_TRANSFORM.NONE, 1.0, 1.0, None,
     )  # fmt: skip
 
 
@@ -291,6 +307,13 @@ CASES: list[Case] = [
         _conv_transpose,
         _inputs(InputTensor=_rand((1, 4, 3, 3)), FilterTensor=_rand((4, 3, 3, 3)), BiasTensor=_rand((1, 3, 1, 1))),
     ),
+    Case(
+        "GEMM with TransB, Alpha, Beta, a C row broadcast by strides and a fused relu",
+        OP.GEMM,
+        _gemm_bias_row,
+        _inputs(ATensor=_rand((1, 2, 3, 5)), BTensor=_rand((1, 2, 4, 5)), CTensor=_rand((1, 1, 1, 4))),
+    ),
+    Case("GEMM in FLOAT16 with TransA and no CTensor", OP.GEMM, _gemm_half, _inputs(ATensor=_rand((2, 1, 5, 3), np.float16), BTensor=_rand((2, 1, 5, 4), np.float16))),
     Case("1-D dilated convolution with a fused sigmoid", OP.CONVOLUTION, _conv1d, _inputs(InputTensor=_rand((1, 2, 8)), FilterTensor=_rand((3, 2, 3)))),
 ]
 

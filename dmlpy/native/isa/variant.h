@@ -31,6 +31,7 @@
 #define dmlpy_space_depth DMLPY_ISA_NAME(dmlpy_space_depth)
 #define dmlpy_convolution DMLPY_ISA_NAME(dmlpy_convolution)
 #define dmlpy_winograd_conv DMLPY_ISA_NAME(dmlpy_winograd_conv)
+#define dmlpy_gemm DMLPY_ISA_NAME(dmlpy_gemm)
 #define dmlpy_activation_read DMLPY_ISA_NAME(dmlpy_activation_read)
 #define dmlpy_act_apply_row DMLPY_ISA_NAME(dmlpy_act_apply_row)
 #define dmlpy_element_wise DMLPY_ISA_NAME(dmlpy_element_wise)

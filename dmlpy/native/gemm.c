@@ -1,0 +1,575 @@
+/*
+ * gemm.c - DML_OPERATOR_GEMM (54): Output = FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)
+ * (the DML_GEMM_OPERATOR_DESC page), FLOAT32 and FLOAT16 (binary16 storage, float32 arithmetic, one
+ * rounding at the end), 2 to 8 dims (the leading ones are batch dims whose sizes equal the output's; a
+ * broadcast operand has stride 0 there), optional C (its Sizes equal the output's; broadcast by strides),
+ * TransA / TransB as swapped strides, any element strides on every tensor.
+ *
+ *   y[b, m, n] = act(Alpha * sum_k A'[b, m, k] * B'[b, k, n] + Beta * C[b, m, n])
+ *
+ * where A' = A or A with its last two dims swapped (TransA), B' likewise. Every output is a direct sum
+ * over the K real products in float32 (no padding products reach it: packed tails are zero rows and
+ * columns of outputs that are not stored), so infinities and NaNs propagate as the formula gives.
+ *
+ * Blocked path: the convolution's micro-kernels (conv_kernels.h, their constant-row-stride form: an MR x NR
+ * tile, MR = 8 rows, NR = 48 columns here, AVX-512 when the variant has it, plain loops the compiler
+ * vectorises otherwise). A pass packs A' into MR-row panels (kk-major, a batch group at a time); then work
+ * items (batch, run of M blocks, run of NR-column panels) pack their B' panels (K rows of NR floats, zero
+ * beyond N) GEMM_PACK_PANELS at a time into a per-worker buffer, and run K in blocks of GEMM_KC steps (one
+ * B block in L1 serves every M block of the item), accumulating into a per-worker tile buffer; the epilogue
+ * applies Alpha, Beta * C and the activation and stores through the output's strides. A float32 B' with
+ * unit column stride is read in place (no packing) when M is small (its rows are read about once: a
+ * matrix-vector product).
+ *
+ * Direct path: one output at a time in float32 with no scratch, for problems whose scratch would exceed
+ * GEMM_SCRATCH_CAP.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+/* GEMM tiles are 8 x 48 (24 accumulators, 3 B vectors per k step), wider than the convolution's 8 x 32. */
+#define CONV_NV 3
+#include "conv_kernels.h"
+#include "conv_shared.h"
+
+#ifndef GEMM_KC
+#define GEMM_KC 160 /* K steps per block: a B block of GEMM_KC x NR floats (30 KB) stays in L1 */
+#endif
+#ifndef GEMM_MC_FLOATS
+#define GEMM_MC_FLOATS ((uint64_t)256 << 10) /* floats of packed A one item runs over (1 MB: stays in L2) */
+#endif
+#ifndef GEMM_A_GROUP_FLOATS
+#define GEMM_A_GROUP_FLOATS ((uint64_t)8 << 20) /* floats of packed A per batch group (32 MB) */
+#endif
+#ifndef GEMM_SCRATCH_CAP
+#define GEMM_SCRATCH_CAP ((uint64_t)1 << 31) /* bytes of scratch at most; beyond: direct path */
+#endif
+#ifndef GEMM_DIRECT_B_ROWS
+#define GEMM_DIRECT_B_ROWS 16 /* M up to this reads a float32 unit-column-stride B in place */
+#endif
+#ifndef GEMM_PACK_PF
+#define GEMM_PACK_PF 8 /* B rows ahead the panel packing prefetches */
+#endif
+#ifndef GEMM_MAX_MB_PER_ITEM
+#define GEMM_MAX_MB_PER_ITEM 64 /* M blocks per item at most (a 96 KB tile buffer) */
+#endif
+#ifndef GEMM_PACK_PANELS
+#define GEMM_PACK_PANELS 8 /* B' panels packed together (a row's run of 8 x 48 elements read at once) */
+#endif
+#ifndef GEMM_ITEMS_PER_THREAD
+#define GEMM_ITEMS_PER_THREAD 8
+#endif
+
+typedef struct gemm_plan {
+    int half;
+    dmlpy_act act;
+    float alpha, beta;
+    uint64_t M, N, K;
+    uint32_t nbd;                    /* batch dims (rank - 2) */
+    uint64_t bsize[DMLPY_MAX_RANK];  /* batch sizes */
+    uint64_t as_b[DMLPY_MAX_RANK], bs_b[DMLPY_MAX_RANK], cs_b[DMLPY_MAX_RANK], ys_b[DMLPY_MAX_RANK];
+    uint64_t batch;                  /* product of the batch sizes */
+    uint64_t as_m, as_k, bs_k, bs_n, cs_m, cs_n, ys_m, ys_n;
+    const char* a;
+    const char* b;
+    const char* c; /* NULL: no C */
+    char* y;
+
+    /* blocked path */
+    uint64_t mblocks;   /* ceil(M / MR) */
+    unsigned mr_tail;   /* width of the last M block (1, 2, 4 or 8) */
+    uint64_t a_floats;  /* packed A of one batch: mblocks * MR * K (the tail panel is narrower, padded) */
+    uint64_t npanels;   /* ceil(N / NR) */
+    uint64_t mb_per_item, m_items;
+    uint64_t panels_per_item, n_items;
+    uint64_t b0, nbatch; /* the batch group being computed */
+    int direct_b;        /* B' read in place (full panels) */
+    float* ap;           /* packed A of the group */
+    float* bp;           /* per-worker B panel (K x NR) */
+    float* tiles;        /* per-worker tile buffer (mb_per_item x MR x NR) */
+    uint64_t tile_floats;
+} gemm_plan;
+
+/* Element offsets of batch b in A, B, C and the output. */
+static void batch_offsets(const gemm_plan* p, uint64_t b, uint64_t* ao, uint64_t* bo, uint64_t* co, uint64_t* yo) {
+    uint64_t a = 0, bb = 0, c = 0, y = 0;
+    uint32_t i = p->nbd;
+    while (i-- > 0) {
+        const uint64_t idx = b % p->bsize[i];
+        b /= p->bsize[i];
+        a += idx * p->as_b[i];
+        bb += idx * p->bs_b[i];
+        c += idx * p->cs_b[i];
+        y += idx * p->ys_b[i];
+    }
+    *ao = a;
+    *bo = bb;
+    *co = c;
+    *yo = y;
+}
+
+static inline unsigned gemm_block_width(const gemm_plan* p, uint64_t mb) {
+    return mb + 1 < p->mblocks ? CONV_MR : p->mr_tail;
+}
+
+CONV_INLINE float finish_scalar(const gemm_plan* p, float acc, uint64_t ci) {
+    float v = p->alpha * acc;
+    if (p->c != NULL) v += p->beta * load_elem(p->half, p->c, ci);
+    return dmlpy_act_scalar(&p->act, v);
+}
+
+/* ---- direct path ----------------------------------------------------------------------------------- */
+
+/* Output rows (b, m), every n. */
+static void direct_rows(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_plan* p = (const gemm_plan*)vp;
+    uint64_t row, n, k;
+    (void)worker;
+    for (row = begin; row < end; ++row) {
+        const uint64_t m = row % p->M, b = row / p->M;
+        uint64_t ao, bo, co, yo;
+        batch_offsets(p, b, &ao, &bo, &co, &yo);
+        for (n = 0; n < p->N; ++n) {
+            float acc = 0.0f;
+            for (k = 0; k < p->K; ++k) {
+                acc += load_elem(p->half, p->a, ao + m * p->as_m + k * p->as_k) *
+                       load_elem(p->half, p->b, bo + k * p->bs_k + n * p->bs_n);
+            }
+            store_elem(p->half, p->y, yo + m * p->ys_m + n * p->ys_n, finish_scalar(p, acc, co + m * p->cs_m + n * p->cs_n));
+        }
+    }
+}
+
+/* ---- packing ------------------------------------------------------------------------------------- */
+
+/* A pack item: (batch of the group, M block). Panel[kk][m] = A'[m0 + m, kk], rows beyond M zero. */
+static void pack_a_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_plan* p = (const gemm_plan*)vp;
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        const uint64_t mb = item % p->mblocks, bl = item / p->mblocks;
+        const unsigned width = gemm_block_width(p, mb);
+        float* panel = p->ap + bl * p->a_floats + mb * CONV_MR * p->K;
+        uint64_t ao, bo, co, yo, kk;
+        unsigned m;
+        batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
+        for (m = 0; m < width; ++m) {
+            const uint64_t row = mb * CONV_MR + m;
+            float* dst = panel + m;
+            if (row >= p->M) {
+                for (kk = 0; kk < p->K; ++kk) dst[kk * width] = 0.0f;
+                continue;
+            }
+            {
+                const uint64_t base = ao + row * p->as_m;
+                if (p->half) {
+                    const uint16_t* src = (const uint16_t*)p->a + base;
+                    for (kk = 0; kk < p->K; ++kk) dst[kk * width] = dmlpy_h2f(src[kk * p->as_k]);
+                } else {
+                    const float* src = (const float*)p->a + base;
+                    for (kk = 0; kk < p->K; ++kk) dst[kk * width] = src[kk * p->as_k];
+                }
+            }
+        }
+    }
+}
+
+/* B' panels n0 / NR .. + np - 1 (columns n0 .. n0 + np * NR - 1, zero beyond N) of the batch at element offset bo,
+ * panel q at dst + q * K * NR: K rows of NR floats each. With a unit column stride each B' row's run over all np
+ * panels is read at once (np * NR contiguous elements), so the rows' pages are visited np times less often. */
+static void pack_b_panels(const gemm_plan* p, float* restrict dst, uint64_t bo, uint64_t n0, uint64_t np) {
+    const uint64_t span = p->N - n0 < np * CONV_NR ? p->N - n0 : np * CONV_NR;
+    const uint64_t panel_floats = p->K * CONV_NR;
+    uint64_t kk, j, q;
+    if (p->bs_n == 1) {
+        for (kk = 0; kk < p->K; ++kk) {
+            const uint64_t si = bo + kk * p->bs_k + n0;
+#if defined(CONV_AVX512)
+            if (kk + GEMM_PACK_PF < p->K) {
+                /* rows far apart: each its own page, which the hardware prefetchers do not follow */
+                const uint64_t es = p->half ? 2 : 4;
+                const char* ahead = p->b + (si + GEMM_PACK_PF * p->bs_k) * es;
+                uint64_t off;
+                for (off = 0; off < span * es; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+                _mm_prefetch(ahead + span * es - 1, _MM_HINT_T0);
+            }
+            for (q = 0; q < np; ++q) {
+                float* d = dst + q * panel_floats + kk * CONV_NR;
+                for (j = 0; j < CONV_NR; j += 16) {
+                    const uint64_t col = q * CONV_NR + j;
+                    const __mmask16 mk = col < span ? mask_n(span - col) : 0;
+                    if (p->half) {
+                        _mm512_store_ps(d + j, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, (const uint16_t*)p->b + si + col)));
+                    } else {
+                        _mm512_store_ps(d + j, _mm512_maskz_loadu_ps(mk, (const float*)p->b + si + col));
+                    }
+                }
+            }
+#else
+            for (q = 0; q < np; ++q) {
+                float* d = dst + q * panel_floats + kk * CONV_NR;
+                const uint64_t c0 = q * CONV_NR, cols = span > c0 ? (span - c0 < CONV_NR ? span - c0 : CONV_NR) : 0;
+                if (p->half) {
+                    dmlpy_h2f_row(d, (const uint16_t*)p->b + si + c0, (size_t)cols);
+                } else if (cols) {
+                    memcpy(d, (const float*)p->b + si + c0, (size_t)cols * sizeof(float));
+                }
+                for (j = cols; j < CONV_NR; ++j) d[j] = 0.0f;
+            }
+#endif
+        }
+        return;
+    }
+    /* strided columns (TransB of a row-major B: bs_k == 1): column by column, each a contiguous-ish run */
+    for (q = 0; q < np; ++q) {
+        for (j = 0; j < CONV_NR; ++j) {
+            float* d = dst + q * panel_floats + j;
+            const uint64_t col = q * CONV_NR + j;
+            if (col >= span) {
+                for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = 0.0f;
+                continue;
+            }
+            {
+                const uint64_t si = bo + (n0 + col) * p->bs_n;
+                if (p->half) {
+                    const uint16_t* src = (const uint16_t*)p->b + si;
+                    for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = dmlpy_h2f(src[kk * p->bs_k]);
+                } else {
+                    const float* src = (const float*)p->b + si;
+                    for (kk = 0; kk < p->K; ++kk) d[kk * CONV_NR] = src[kk * p->bs_k];
+                }
+            }
+        }
+    }
+}
+
+/* Asks for the output lines rows m0 .. m0 + rows - 1, columns n0 .. n0 + cols - 1 will be stored to (for
+ * writing), long before the epilogue stores them, so the stores do not wait for their lines. */
+static void prefetch_outputs(const gemm_plan* p, uint64_t m0, unsigned rows, uint64_t n0, uint64_t cols, uint64_t yo) {
+#if defined(__GNUC__) || defined(__clang__)
+    const uint64_t es = p->half ? 2 : 4;
+    unsigned m;
+    for (m = 0; m < rows && m0 + m < p->M; ++m) {
+        const char* row = p->y + (yo + (m0 + m) * p->ys_m + n0) * es;
+        uint64_t off;
+        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 1, 2);
+        __builtin_prefetch(row + cols * es - 1, 1, 2);
+    }
+#else
+    (void)p;
+    (void)m0;
+    (void)rows;
+    (void)n0;
+    (void)cols;
+    (void)yo;
+#endif
+}
+
+/* ---- epilogue ------------------------------------------------------------------------------------ */
+
+/* Rows [0, rows) of tile T (row m at T + m*ts, 64-byte aligned), columns [0, cols): output rows m0 + m, columns n0 + j. */
+static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned rows, uint64_t cols, uint64_t m0, uint64_t n0,
+                     uint64_t co, uint64_t yo) {
+    unsigned m;
+    uint64_t j;
+#if defined(CONV_AVX512)
+    if (p->ys_n == 1) {
+        const __m512 alpha = _mm512_set1_ps(p->alpha), beta = _mm512_set1_ps(p->beta), zero = _mm512_setzero_ps();
+        const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+        if (plain && p->c == NULL && !p->half) { /* the common case: Alpha * sum, stored */
+            for (m = 0; m < rows; ++m) {
+                float* yrow = (float*)p->y + yo + (m0 + m) * p->ys_m + n0;
+                const float* trow = T + m * ts;
+                for (j = 0; j + 16 <= cols; j += 16) _mm512_storeu_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                if (j < cols) _mm512_mask_storeu_ps(yrow + j, mask_n(cols - j), _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+            }
+            return;
+        }
+        for (m = 0; m < rows; ++m) {
+            const uint64_t yrow = yo + (m0 + m) * p->ys_m + n0, crow = co + (m0 + m) * p->cs_m + n0 * p->cs_n;
+            for (j = 0; j < cols; j += 16) {
+                const __mmask16 mk = mask_n(cols - j);
+                __m512 v = _mm512_mul_ps(alpha, _mm512_load_ps(T + m * ts + j));
+                if (p->c != NULL) {
+                    __m512 cv;
+                    if (p->cs_n == 1) {
+                        cv = p->half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, (const uint16_t*)p->c + crow + j))
+                                     : _mm512_maskz_loadu_ps(mk, (const float*)p->c + crow + j);
+                    } else {
+                        float tmp[16];
+                        uint64_t t;
+                        for (t = 0; t < 16; ++t) tmp[t] = j + t < cols ? load_elem(p->half, p->c, crow + (j + t) * p->cs_n) : 0.0f;
+                        cv = _mm512_loadu_ps(tmp);
+                    }
+                    v = _mm512_add_ps(v, _mm512_mul_ps(beta, cv)); /* rounded as the scalar path rounds it */
+                }
+                if (!plain) v = finish_vec(&p->act, v, zero);
+                store_vec(p->half, 0, p->y, yrow + j, v, mk);
+            }
+        }
+        return;
+    }
+#endif
+    for (m = 0; m < rows; ++m) {
+        const uint64_t yrow = yo + (m0 + m) * p->ys_m, crow = co + (m0 + m) * p->cs_m;
+        for (j = 0; j < cols; ++j) {
+            store_elem(p->half, p->y, yrow + (n0 + j) * p->ys_n, finish_scalar(p, T[m * ts + j], crow + (n0 + j) * p->cs_n));
+        }
+    }
+}
+
+/* ---- compute items ------------------------------------------------------------------------------- */
+
+/* Item (batch of the group, run of M blocks, run of panels). */
+static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_plan* p = (const gemm_plan*)vp;
+    float* bp = p->bp + (uint64_t)worker * p->K * CONV_NR * GEMM_PACK_PANELS;
+    float* T = p->tiles + (uint64_t)worker * p->tile_floats;
+    uint64_t item;
+    for (item = begin; item < end; ++item) {
+        const uint64_t ni = item % p->n_items, mi = (item / p->n_items) % p->m_items, bl = item / p->n_items / p->m_items;
+        const uint64_t mb0 = mi * p->mb_per_item, mb1 = mb0 + p->mb_per_item < p->mblocks ? mb0 + p->mb_per_item : p->mblocks;
+        const uint64_t pn0 = ni * p->panels_per_item;
+        const uint64_t pn1 = pn0 + p->panels_per_item < p->npanels ? pn0 + p->panels_per_item : p->npanels;
+        const float* ag = p->ap + bl * p->a_floats;
+        uint64_t ao, bo, co, yo, pn;
+        batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
+        for (pn = pn0; pn < pn1; ++pn) {
+            const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
+            const int direct = p->direct_b && cols == CONV_NR;
+            const uint64_t ldb = direct ? p->bs_k : CONV_NR;
+            const float* panel;
+            uint64_t k0, mb;
+            if (direct) {
+                panel = NULL;
+            } else if (p->direct_b) {
+                pack_b_panels(p, bp, bo, n0, 1); /* the partial last panel */
+                panel = bp;
+            } else {
+                /* panels packed GEMM_PACK_PANELS at a time: the group's first panel packs them */
+                const uint64_t q = (pn - pn0) % GEMM_PACK_PANELS;
+                if (q == 0) pack_b_panels(p, bp, bo, n0, pn1 - pn < GEMM_PACK_PANELS ? pn1 - pn : GEMM_PACK_PANELS);
+                panel = bp + q * p->K * CONV_NR;
+            }
+            for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
+                const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
+                const float* x0 = direct ? (const float*)p->b + bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
+                const float* xv[CONV_NV];
+                unsigned v;
+                for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
+                for (mb = mb0; mb < mb1; ++mb) {
+                    const unsigned width = gemm_block_width(p, mb);
+                    run_kernel_ld(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, ldb,
+                                  T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
+                    if (k0 == 0 && p->ys_n == 1) prefetch_outputs(p, mb * CONV_MR, width, n0, cols, yo);
+                }
+            }
+            for (mb = mb0; mb < mb1; ++mb) {
+                const unsigned width = gemm_block_width(p, mb);
+                const uint64_t m0 = mb * CONV_MR;
+                const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
+                epilogue(p, T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, co, yo);
+            }
+        }
+    }
+}
+
+/* The blocked path. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the scratch would be too large. */
+static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
+    uint64_t group, bytes, bp_floats, tiles_floats, batch_work;
+    unsigned limit, threads;
+    char* block;
+    char* cur;
+
+    p->mblocks = (p->M + CONV_MR - 1) / CONV_MR;
+    {
+        const uint64_t rem = p->M - (p->mblocks - 1) * CONV_MR;
+        p->mr_tail = rem > 4 ? 8u : rem > 2 ? 4u : rem > 1 ? 2u : 1u;
+    }
+    /* M, K < 2^32: mblocks * MR * K < 2^65 can overflow only through the product */
+    if (!dmlpy_mul_u64(p->mblocks * CONV_MR, p->K, &p->a_floats)) return -1;
+    if (p->a_floats > GEMM_SCRATCH_CAP / sizeof(float)) return -1;
+    p->npanels = (p->N + CONV_NR - 1) / CONV_NR;
+    p->direct_b = !p->half && p->bs_n == 1 && p->M <= GEMM_DIRECT_B_ROWS;
+
+    /* M blocks per item: the packed A an item runs over stays in L2 */
+    p->mb_per_item = GEMM_MC_FLOATS / (CONV_MR * p->K);
+    if (p->mb_per_item < 1) p->mb_per_item = 1;
+    if (p->mb_per_item > GEMM_MAX_MB_PER_ITEM) p->mb_per_item = GEMM_MAX_MB_PER_ITEM; /* the tile buffer stays small */
+    if (p->mb_per_item > p->mblocks) p->mb_per_item = p->mblocks;
+    p->m_items = (p->mblocks + p->mb_per_item - 1) / p->mb_per_item;
+
+    limit = threadCount ? threadCount : dmlpy_online_cpus();
+    if (limit > 256) limit = 256;
+    /* batches per group: the group's packed A at most GEMM_A_GROUP_FLOATS (at least one batch) */
+    group = GEMM_A_GROUP_FLOATS / p->a_floats;
+    if (group < 1) group = 1;
+    if (group > p->batch) group = p->batch;
+    /* panels per item: about GEMM_ITEMS_PER_THREAD items per thread */
+    {
+        const uint64_t want = (uint64_t)limit * GEMM_ITEMS_PER_THREAD, base = group * p->m_items;
+        uint64_t per = base >= want ? p->npanels : (p->npanels * base + want - 1) / want;
+        if (per < 1) per = 1;
+        if (per > p->npanels) per = p->npanels;
+        p->panels_per_item = limit > 1 ? per : p->npanels;
+        p->n_items = (p->npanels + p->panels_per_item - 1) / p->panels_per_item;
+    }
+    /* work of one batch for the thread count: multiply-adds / 4, as the convolution counts them, plus the elements
+     * moved (B's twice: its rows are read far apart, so a matrix-vector product, memory-bound, gets its threads) */
+    {
+        const double w = (double)p->M * (double)p->N * (double)p->K / 4.0 + 2.0 * (double)p->K * (double)p->N +
+                         (double)p->M * (double)p->K + (double)p->M * (double)p->N;
+        batch_work = w > 1.8e19 ? UINT64_MAX : (uint64_t)w;
+    }
+    {
+        uint64_t work;
+        if (!dmlpy_mul_u64(batch_work, group, &work)) work = UINT64_MAX;
+        threads = dmlpy_choose_threads(work, group * p->m_items * p->n_items, threadCount);
+    }
+    if (threads > limit) threads = limit;
+    p->tile_floats = p->mb_per_item * (uint64_t)CONV_MR * CONV_NR;
+    if (!dmlpy_mul_u64(p->K * CONV_NR * GEMM_PACK_PANELS, threads, &bp_floats)) return -1;
+    tiles_floats = p->tile_floats * threads;
+    bytes = 64 + (group * p->a_floats + 16) * sizeof(float) + bp_floats * sizeof(float) + tiles_floats * sizeof(float) +
+            4 * 64;
+    if (bp_floats > GEMM_SCRATCH_CAP / sizeof(float) || bytes > GEMM_SCRATCH_CAP) return -1;
+    block = (char*)conv_scratch_get(bytes);
+    if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    cur = (char*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
+    p->ap = (float*)cur;
+    cur += ((group * p->a_floats + 16) * sizeof(float) + 63) & ~(uint64_t)63;
+    p->bp = (float*)cur;
+    cur += (bp_floats * sizeof(float) + 63) & ~(uint64_t)63;
+    p->tiles = (float*)cur;
+
+    for (p->b0 = 0; p->b0 < p->batch; p->b0 += p->nbatch) {
+        uint64_t pack_items, items;
+        unsigned pt;
+        p->nbatch = p->batch - p->b0 < group ? p->batch - p->b0 : group;
+        pack_items = p->nbatch * p->mblocks;
+        /* packing moves each element once with strided reads: ~1 ns = 16 units each */
+        pt = dmlpy_choose_threads(p->nbatch * p->a_floats * 16u, pack_items, threadCount);
+        if (pt > threads) pt = threads;
+        dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_a_run, p);
+        items = p->nbatch * p->m_items * p->n_items;
+        dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, compute_run, p);
+    }
+    conv_scratch_put(block);
+    return DMLPY_OK;
+}
+
+/* ---- entry --------------------------------------------------------------------------------------- */
+
+int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs, UINT outputCount,
+                   const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {
+    const DML_GEMM_OPERATOR_DESC* d;
+    gemm_plan p;
+    dmlpy_tensor at, bt, ct, yt;
+    dmlpy_staged_output stage;
+    int32_t st;
+    uint32_t rank, i, ar, ac, br, bc;
+    int has_c;
+
+    if (desc == NULL || desc->Desc == NULL) return DMLPY_E_NULL_ARGUMENT;
+    d = (const DML_GEMM_OPERATOR_DESC*)desc->Desc;
+    if (d->ATensor == NULL || d->BTensor == NULL || d->OutputTensor == NULL) return DMLPY_E_NULL_ARGUMENT;
+    if ((d->TransA != DML_MATRIX_TRANSFORM_NONE && d->TransA != DML_MATRIX_TRANSFORM_TRANSPOSE) ||
+        (d->TransB != DML_MATRIX_TRANSFORM_NONE && d->TransB != DML_MATRIX_TRANSFORM_TRANSPOSE)) {
+        return DMLPY_E_INVALID_DESC;
+    }
+    if (inputCount != 3 || outputCount != 1) return DMLPY_E_BINDING_COUNT;
+    if (inputs == NULL || outputs == NULL) return DMLPY_E_NULL_ARGUMENT;
+
+    memset(&p, 0, sizeof p);
+    st = dmlpy_tensor_from_desc(d->ATensor, &at);
+    if (st != DMLPY_OK) return st;
+    st = dmlpy_tensor_from_desc(d->BTensor, &bt);
+    if (st != DMLPY_OK) return st;
+    st = dmlpy_tensor_from_desc(d->OutputTensor, &yt);
+    if (st != DMLPY_OK) return st;
+    has_c = d->CTensor != NULL;
+    if (has_c) {
+        st = dmlpy_tensor_from_desc(d->CTensor, &ct);
+        if (st != DMLPY_OK) return st;
+    } else if (inputs[2].Data != NULL) {
+        return DMLPY_E_INVALID_ARGUMENT; /* a buffer bound to the C slot of a desc without C */
+    }
+    rank = yt.rank;
+    if (rank < 2 || at.rank != rank || bt.rank != rank || (has_c && ct.rank != rank)) return DMLPY_E_INVALID_DESC;
+    if (yt.data_type != DML_TENSOR_DATA_TYPE_FLOAT32 && yt.data_type != DML_TENSOR_DATA_TYPE_FLOAT16) return DMLPY_E_INVALID_DESC;
+    if (at.data_type != yt.data_type || bt.data_type != yt.data_type || (has_c && ct.data_type != yt.data_type)) {
+        return DMLPY_E_INVALID_DESC;
+    }
+    /* A' {.., M, K}, B' {.., K, N}, output {.., M, N}, C the output's sizes, batch sizes equal */
+    ar = d->TransA == DML_MATRIX_TRANSFORM_TRANSPOSE ? rank - 1 : rank - 2;
+    ac = 2 * rank - 3 - ar;
+    br = d->TransB == DML_MATRIX_TRANSFORM_TRANSPOSE ? rank - 1 : rank - 2;
+    bc = 2 * rank - 3 - br;
+    p.M = yt.sizes[rank - 2];
+    p.N = yt.sizes[rank - 1];
+    p.K = at.sizes[ac];
+    if (at.sizes[ar] != p.M || bt.sizes[br] != p.K || bt.sizes[bc] != p.N) return DMLPY_E_INVALID_DESC;
+    p.nbd = rank - 2;
+    p.batch = 1;
+    for (i = 0; i < rank; ++i) {
+        if (i < p.nbd && (at.sizes[i] != yt.sizes[i] || bt.sizes[i] != yt.sizes[i])) return DMLPY_E_INVALID_DESC;
+        if (has_c && ct.sizes[i] != yt.sizes[i]) return DMLPY_E_INVALID_DESC;
+    }
+    for (i = 0; i < p.nbd; ++i) {
+        p.bsize[i] = yt.sizes[i];
+        p.batch *= yt.sizes[i]; /* <= the output's element count < 2^32 */
+        p.as_b[i] = at.strides[i];
+        p.bs_b[i] = bt.strides[i];
+        p.cs_b[i] = has_c ? ct.strides[i] : 0;
+    }
+    p.as_m = at.strides[ar];
+    p.as_k = at.strides[ac];
+    p.bs_k = bt.strides[br];
+    p.bs_n = bt.strides[bc];
+    p.cs_m = has_c ? ct.strides[rank - 2] : 0;
+    p.cs_n = has_c ? ct.strides[rank - 1] : 0;
+    p.half = yt.data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
+    p.alpha = d->Alpha;
+    p.beta = d->Beta;
+    p.act.kind = DMLPY_ACT_NONE;
+    if (d->FusedActivation != NULL) {
+        st = dmlpy_activation_read(d->FusedActivation, 1, &p.act, NULL, NULL);
+        if (st != DMLPY_OK) return st;
+    }
+
+    /* Bind: every extent inside its buffer; the output overlaps no input. */
+    st = dmlpy_tensor_bind(&at, &inputs[0]);
+    if (st != DMLPY_OK) return st;
+    st = dmlpy_tensor_bind(&bt, &inputs[1]);
+    if (st != DMLPY_OK) return st;
+    if (has_c) {
+        st = dmlpy_tensor_bind(&ct, &inputs[2]);
+        if (st != DMLPY_OK) return st;
+    }
+    st = dmlpy_tensor_bind(&yt, &outputs[0]);
+    if (st != DMLPY_OK) return st;
+    if (dmlpy_tensors_overlap(&yt, &at) || dmlpy_tensors_overlap(&yt, &bt)) return DMLPY_E_INVALID_ARGUMENT;
+    if (has_c && dmlpy_tensors_overlap(&yt, &ct)) return DMLPY_E_INVALID_ARGUMENT;
+    st = dmlpy_output_stage(&yt, &stage);
+    if (st != DMLPY_OK) return st;
+    p.a = at.data;
+    p.b = bt.data;
+    p.c = has_c ? ct.data : NULL;
+    p.y = yt.data;
+    for (i = 0; i < p.nbd; ++i) p.ys_b[i] = yt.strides[i]; /* after staging: packed when staged */
+    p.ys_m = yt.strides[rank - 2];
+    p.ys_n = yt.strides[rank - 1];
+
+    st = run_blocked(&p, threadCount);
+    if (st < 0) {
+        const uint64_t rows = p.batch * p.M;
+        double macs = (double)rows * (double)p.N * (double)p.K;
+        uint64_t work = macs * 8.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs * 8.0);
+        const unsigned threads = dmlpy_choose_threads(work, rows, threadCount);
+        dmlpy_parallel_for(rows, dmlpy_choose_grain(rows, threads), threads, direct_rows, &p);
+        st = DMLPY_OK;
+    }
+    dmlpy_output_unstage(&stage, st == DMLPY_OK);
+    return st;
+}

@@ -1,0 +1,7 @@
+/* gemm.c for avx512 (see variant.h). */
+#include "avx512.h"
+#if DMLPY_ISA_VARIANTS
+#include "gemm.c"
+#else
+typedef int dmlpy_isa_avx512_gemm_not_built;
+#endif
