@@ -33,11 +33,12 @@ static int32_t space_depth_avx512(DMLPY_KERNEL_PARAMS) {
 #endif
 
 static const dmlpy_kernels dmlpy_variants[] = {
-    {"baseline", dmlpy_average_pooling, dmlpy_space_depth, dmlpy_convolution, dmlpy_activation},
+    {"baseline", dmlpy_average_pooling, dmlpy_space_depth, dmlpy_convolution, dmlpy_activation, dmlpy_data_movement},
 #if DMLPY_ISA_VARIANTS
-    {"avx2", dmlpy_average_pooling_avx2, dmlpy_space_depth_avx2, dmlpy_convolution_avx2, dmlpy_activation_avx2},
+    {"avx2", dmlpy_average_pooling_avx2, dmlpy_space_depth_avx2, dmlpy_convolution_avx2, dmlpy_activation_avx2,
+     dmlpy_data_movement},
     {"avx512", dmlpy_average_pooling_avx512, space_depth_avx512, dmlpy_convolution_avx512,
-     dmlpy_activation_avx512},
+     dmlpy_activation_avx512, dmlpy_data_movement},
 #endif
 };
 #define DMLPY_VARIANT_COUNT ((int)(sizeof dmlpy_variants / sizeof dmlpy_variants[0]))

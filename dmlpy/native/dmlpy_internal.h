@@ -112,6 +112,12 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                          UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* JOIN (63), SPLIT (62), SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155), CAST (61), GATHER (67),
+ * GATHER_ELEMENTS (107): data_movement.c (baseline only: memory-bound copies gain nothing from wider
+ * vectors the compiler's memcpy does not already use). */
+int32_t dmlpy_data_movement(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                            UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 /* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
 
 typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -120,7 +126,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, activation, data_movement;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

@@ -337,7 +337,9 @@ def _padding_value(desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC,
     tensor's type, truncated and saturated to an integer tensor's (docs/deviations.md)."""
     if isinstance(desc, DML_PADDING1_OPERATOR_DESC):
         return scalar_value(desc.PaddingValue, desc.PaddingValueDataType)
-    return store(np.float64(desc.PaddingValue), dtype)
+    with np.errstate(over="ignore"):
+        value = np.float32(desc.PaddingValue)  # the C field is a FLOAT: its value is the float32 one
+    return store(np.float64(value), dtype)
 
 
 def _padding(desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
@@ -400,6 +402,9 @@ def _gather_nd(desc: DML_GATHER_ND_OPERATOR_DESC | DML_GATHER_ND1_OPERATOR_DESC,
     return {"OutputTensor": picked.reshape(_sizes(desc.OutputTensor))}
 
 
+# The operators dmlpy/native/data_movement.c runs, every valid desc of them (all their types are whole bytes).
+NATIVE = frozenset((OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS))
+
 for _type, _class, _check, _kernel in (
     (OP.JOIN, DML_JOIN_OPERATOR_DESC, _check_join, _join),
     (OP.SPLIT, DML_SPLIT_OPERATOR_DESC, _check_split, _split),
@@ -414,7 +419,7 @@ for _type, _class, _check, _kernel in (
     (OP.GATHER_ND, DML_GATHER_ND_OPERATOR_DESC, _check_gather_nd, _gather_nd),
     (OP.GATHER_ND1, DML_GATHER_ND1_OPERATOR_DESC, _check_gather_nd, _gather_nd),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=_type in NATIVE, generic_rules=True))
 
 KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
 
@@ -432,6 +437,7 @@ __all__ = [
     "DML_SPLIT_OPERATOR_DESC",
     "DML_TILE_OPERATOR_DESC",
     "KERNELS",
+    "NATIVE",
     "gather_nd_output_sizes",
     "gather_output_sizes",
     "safe_indices",
