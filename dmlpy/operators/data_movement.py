@@ -87,7 +87,7 @@ def _axis_ok(ctx: Checker, rule_: Any, axis: int, rank: int, path: str) -> bool:
 def _sizes_along_axis(ctx: Checker, desc: Any, path: str, whole_name: str, whole: DML_BUFFER_TENSOR_DESC | None,
                       parts_name: str, parts: list[DML_BUFFER_TENSOR_DESC | None], axis_rule: Any, sizes_rule: Any) -> list[int] | None:  # fmt: skip
     """JOIN's inputs and SPLIT's outputs ("parts") match the other tensor off the axis; returns their sizes along it."""
-    if whole is None or whole.Sizes is None or not parts or any(p is None for p in parts):
+    if whole is None or whole.Sizes is None or parts is None or any(p is None for p in parts):
         return None
     rank = len(whole.Sizes)
     if not _axis_ok(ctx, axis_rule, desc.Axis, rank, path):
@@ -107,7 +107,9 @@ def _sizes_along_axis(ctx: Checker, desc: Any, path: str, whole_name: str, whole
 def _check_join(ctx: Checker, desc: DML_JOIN_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     y = buffers["OutputTensor"]
     along = _sizes_along_axis(ctx, desc, path, "OutputTensor", y, "InputTensors", buffers["InputTensors"], JOIN_AXIS, JOIN_SIZES)
-    if along is not None:
+    if along == []:  # no inputs: their sum along Axis is 0, and sizes are at least 1
+        ctx.check(False, JOIN_OUTPUT, f"{path}.InputCount", actual=0, expected=">= 1", message=f"is 0: no inputs sum to OutputTensor.Sizes[{desc.Axis}] = {y.Sizes[desc.Axis]}")
+    elif along is not None:
         actual, axis = y.Sizes[desc.Axis], desc.Axis
         ctx.check(actual == sum(along), JOIN_OUTPUT, f"{path}.OutputTensor.Sizes[{axis}]", actual=actual, expected=sum(along),
                   message=f"is {actual}, expected the inputs' sum {' + '.join(map(str, along))} = {sum(along)}")  # fmt: skip
@@ -116,7 +118,9 @@ def _check_join(ctx: Checker, desc: DML_JOIN_OPERATOR_DESC, path: str, buffers: 
 def _check_split(ctx: Checker, desc: DML_SPLIT_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     x = buffers["InputTensor"]
     along = _sizes_along_axis(ctx, desc, path, "InputTensor", x, "OutputTensors", buffers["OutputTensors"], SPLIT_AXIS, SPLIT_SIZES)
-    if along is not None:
+    if along == []:  # no outputs: their sum along Axis is 0, and sizes are at least 1
+        ctx.check(False, SPLIT_OUTPUT, f"{path}.OutputCount", actual=0, expected=">= 1", message=f"is 0: no outputs sum to InputTensor.Sizes[{desc.Axis}] = {x.Sizes[desc.Axis]}")
+    elif along is not None:
         wanted, axis = x.Sizes[desc.Axis], desc.Axis
         ctx.check(sum(along) == wanted, SPLIT_OUTPUT, f"{path}.OutputTensors[{len(along) - 1}].Sizes[{axis}]", actual=along[-1], expected=wanted - sum(along[:-1]),
                   message=f"is {along[-1]}: the outputs' sizes along Axis {' + '.join(map(str, along))} = {sum(along)}, expected InputTensor.Sizes[{axis}] = {wanted}")  # fmt: skip
