@@ -320,3 +320,72 @@ def test_an_output_that_overlaps_itself_is_written_in_row_major_order_on_both_ba
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     desc = DML_SLICE1_OPERATOR_DESC(buffer_tensor(np.int32, (2, 3)), buffer_tensor(np.int32, (2, 3), (0, 1)), None, [0, 0], [2, 3], [1, -1])
     assert_native_is_numpy(desc, InputTensor=x)
+
+
+# ---------------------------------------------------------------------------------------
+# The C kernel re-checks what it relies on (the desc lowered without validation)
+
+
+def native_dispatch(value: Any, inputs: list[int | None], outputs: list[int], *, overlap: bool = False) -> tuple[Any, list[np.ndarray]]:
+    """Lower ``value`` without validation; bind inputs and outputs of the given byte sizes (None: unbound)."""
+    if not dmlpy.native_available():
+        pytest.skip(dmlpy.native_status())
+    from dmlpy.backends import BoundTensor
+    from dmlpy.backends.native import NativeBackend
+    from dmlpy.operators import spec_for_desc
+
+    backend = NativeBackend()
+    prepared = backend.prepare(spec_for_desc(value), value)
+    x = [None if n is None else np.zeros(n, dtype=np.uint8) for n in inputs]
+    y = [np.full(n, 0xAB, dtype=np.uint8) for n in outputs]
+    if overlap:
+        y[0] = x[0]  # type: ignore[assignment]
+    runner = backend.bind(prepared, [BoundTensor(f"in{i}", m, None) for i, m in enumerate(x)], [BoundTensor(f"out{i}", m, None) for i, m in enumerate(y)])
+    return runner, y
+
+
+def f32(*sizes: int, strides: Any = None) -> Any:
+    return buffer_tensor(np.float32, sizes, strides)
+
+
+REFUSALS = [
+    pytest.param(DML_JOIN_OPERATOR_DESC(2, [f32(2, 3), f32(2, 3)], f32(5, 3), 0), [24, 24], [60], "DMLPY_E_INVALID_DESC", id="JOIN whose inputs' rows 2 + 2 are not the output's 5"),
+    pytest.param(DML_JOIN_OPERATOR_DESC(2, [f32(2, 3), f32(2, 3)], f32(4, 3), 0), [24], [48], "DMLPY_E_BINDING_COUNT", id="JOIN of two inputs with one bound slot"),
+    pytest.param(DML_JOIN_OPERATOR_DESC(2, [f32(2, 3), f32(2, 3)], f32(4, 3), 0), [24, None], [48], "DMLPY_E_NULL_ARGUMENT", id="JOIN with an unbound input"),
+    pytest.param(DML_JOIN_OPERATOR_DESC(2, [f32(2, 3), f32(2, 4)], f32(4, 3), 0), [24, 32], [48], "DMLPY_E_INVALID_DESC", id="JOIN input 1 with 4 columns, the output 3"),
+    pytest.param(DML_JOIN_OPERATOR_DESC(2, [f32(2, 3), f32(2, 3)], f32(4, 3), 2), [24, 24], [48], "DMLPY_E_INVALID_DESC", id="JOIN Axis 2 of 2-D tensors"),
+    pytest.param(DML_SPLIT_OPERATOR_DESC(f32(4, 3), 2, [f32(2, 3), f32(2, 3)], 0), [48], [24, 20], "DMLPY_E_BUFFER_TOO_SMALL", id="SPLIT output 1 bound 4 bytes short"),
+    pytest.param(DML_SPLIT_OPERATOR_DESC(f32(4, 3), 2, [f32(2, 3), f32(2, 3)], 0), [44], [24, 24], "DMLPY_E_BUFFER_TOO_SMALL", id="SPLIT input bound 4 bytes short"),
+    pytest.param(DML_SLICE_OPERATOR_DESC(f32(4, 3), f32(2, 3), 2, [3, 0], [2, 3], [1, 1]), [48], [24], "DMLPY_E_INVALID_DESC", id="SLICE reading row 4 of 4"),
+    pytest.param(DML_SLICE_OPERATOR_DESC(f32(4, 3), f32(2, 3), 2, [0, 0], [2, 3], [2**31, 1]), [48], [24], "DMLPY_E_INVALID_DESC", id="SLICE with a stride far past the input"),
+    pytest.param(DML_SLICE1_OPERATOR_DESC(f32(4, 3), f32(2, 3), 2, [0, 0], [4, 3], [0, 1]), [48], [24], "DMLPY_E_INVALID_DESC", id="SLICE1 with stride 0"),
+    pytest.param(DML_SLICE1_OPERATOR_DESC(f32(4, 3), f32(3, 3), 2, [0, 0], [4, 3], [-2, 1]), [48], [36], "DMLPY_E_INVALID_DESC", id="SLICE1 reading 3 rows every 2 of a 4-row window"),
+    pytest.param(DML_PADDING_OPERATOR_DESC(f32(2, 2), f32(4, 4), MODE.CONSTANT, 0.0, 2, [1, 1], [1, 0]), [16], [64], "DMLPY_E_INVALID_DESC", id="PADDING output 4 wide, 2 + 1 + 0 expected"),
+    pytest.param(DML_PADDING_OPERATOR_DESC(f32(2, 2), f32(4, 4), 7, 0.0, 2, [1, 1], [1, 1]), [16], [64], "DMLPY_E_INVALID_DESC", id="PADDING mode 7"),
+    pytest.param(DML_PADDING1_OPERATOR_DESC(f32(2, 2), f32(4, 4), MODE.CONSTANT, dmlpy.DML_TENSOR_DATA_TYPE.FLOAT64, DML_SCALAR_UNION(), 2, [1, 1], [1, 1]), [16], [64], "DMLPY_E_INVALID_DESC", id="PADDING1 value of another type"),
+    pytest.param(DML_CAST_OPERATOR_DESC(f32(2, 2), buffer_tensor(np.int8, (2, 3))), [16], [6], "DMLPY_E_INVALID_DESC", id="CAST to other sizes"),
+    pytest.param(DML_GATHER_OPERATOR_DESC(f32(1, 4), buffer_tensor(np.float32, (1, 2)), f32(1, 2), 1, 1), [16, 8], [8], "DMLPY_E_INVALID_DESC", id="GATHER with FLOAT32 indices"),
+    pytest.param(DML_GATHER_OPERATOR_DESC(f32(1, 4), buffer_tensor(np.int32, (1, 2)), f32(1, 3), 1, 1), [16, 8], [12], "DMLPY_E_INVALID_DESC", id="GATHER output of 3, 2 indices"),
+    pytest.param(DML_GATHER_OPERATOR_DESC(f32(1, 4), buffer_tensor(np.int32, (1, 2)), f32(1, 2), 1, 1), [16, 4], [8], "DMLPY_E_BUFFER_TOO_SMALL", id="GATHER indices bound 4 bytes short"),
+    pytest.param(DML_GATHER_ELEMENTS_OPERATOR_DESC(f32(2, 4), buffer_tensor(np.int32, (3, 2)), f32(3, 2), 1), [32, 24], [24], "DMLPY_E_INVALID_DESC", id="GATHER_ELEMENTS indices of 3 rows, the input 2"),
+]
+
+
+@pytest.mark.parametrize(("value", "inputs", "outputs", "status"), REFUSALS)
+def test_native_kernel_refuses_what_it_cannot_trust_and_writes_nothing(value: Any, inputs: list[int | None], outputs: list[int], status: str) -> None:
+    from conftest import assert_rule
+
+    runner, written = native_dispatch(value, inputs, outputs)
+    with pytest.raises(dmlpy.DmlError) as caught:
+        runner()
+    assert assert_rule(caught.value, "NATIVE.REJECTED").actual == status
+    assert all((y == 0xAB).all() for y in written), "nothing is written on error"
+
+
+def test_native_kernel_refuses_an_output_in_the_inputs_memory() -> None:
+    runner, _ = native_dispatch(DML_SLICE1_OPERATOR_DESC(f32(4, 3), f32(4, 3), 2, [0, 0], [4, 3], [-1, 1]), [48], [48], overlap=True)
+    with pytest.raises(dmlpy.DmlError) as caught:
+        runner()
+    from conftest import assert_rule
+
+    assert assert_rule(caught.value, "NATIVE.REJECTED").actual == "DMLPY_E_INVALID_ARGUMENT"
