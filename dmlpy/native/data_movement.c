@@ -662,6 +662,17 @@ static inline int64_t dm_pad_source(int64_t o, uint64_t start, uint64_t n, int m
     const int64_t i = o - (int64_t)start, N = (int64_t)n;
     int64_t p, m;
     if (i >= 0 && i < N) return i;
+    /* the first fold on either side without a division (padding narrower than the input) */
+    if (mode == DML_PADDING_MODE_REFLECTION && N > 1) {
+        m = i < 0 ? -i : 2 * (N - 1) - i;
+        if (m >= 0 && m < N) return m;
+    } else if (mode == DML_PADDING_MODE_SYMMETRIC) {
+        m = i < 0 ? -i - 1 : 2 * N - 1 - i;
+        if (m >= 0 && m < N) return m;
+    } else if (mode == DML_PADDING_MODE_WRAP) {
+        m = i < 0 ? i + N : i - N;
+        if (m >= 0 && m < N) return m;
+    }
     switch (mode) {
     case DML_PADDING_MODE_EDGE:
         return i < 0 ? 0 : N - 1;
@@ -712,48 +723,84 @@ static inline void dm_fill(char* d, int64_t step, uint64_t n, const unsigned cha
     }
 }
 
+/* Output positions [j0, j1) of a row's border along the innermost dim: the fill (CONSTANT) or the input
+ * elements the mode's index map picks. */
+static void dm_pad_border(const dm_pad* p, char* dst, const char* src, uint64_t j0, uint64_t j1) {
+    const unsigned last = p->rank - 1;
+    const uint64_t n = p->in[last], start = p->start[last];
+    const int64_t dsi = p->ds[last], ssi = p->ss[last];
+    uint64_t j;
+    if (j0 >= j1) return;
+    if (p->mode == DML_PADDING_MODE_CONSTANT) {
+        dm_fill(dst + (int64_t)j0 * dsi, dsi, j1 - j0, p->fill, p->esize);
+        return;
+    }
+#define DM_PAD_BORDER(T)                                                                                    \
+    for (j = j0; j < j1; ++j) {                                                                             \
+        *(T*)(void*)(dst + (int64_t)j * dsi) =                                                              \
+            *(const T*)(const void*)(src + dm_pad_source((int64_t)j, start, n, p->mode) * ssi);             \
+    }
+    switch (p->esize) {
+    case 1: DM_PAD_BORDER(uint8_t) break;
+    case 2: DM_PAD_BORDER(uint16_t) break;
+    case 4: DM_PAD_BORDER(uint32_t) break;
+    default: DM_PAD_BORDER(uint64_t) break;
+    }
+#undef DM_PAD_BORDER
+}
+
+/* The output and input offsets of the row at idx (outer dims); 0 when CONSTANT padding covers the row. */
+static int dm_pad_row(const dm_pad* p, const uint64_t* idx, int64_t* doff, int64_t* soff) {
+    int inside = 1;
+    unsigned d;
+    *doff = 0;
+    *soff = 0;
+    for (d = 0; d + 1 < p->rank; ++d) {
+        const int64_t s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
+        *doff += (int64_t)idx[d] * p->ds[d];
+        if (s < 0) inside = 0; else *soff += s * p->ss[d];
+    }
+    return inside;
+}
+
 static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
     const dm_pad* p = (const dm_pad*)ctx;
     const unsigned last = p->rank - 1;
     const uint64_t n = p->in[last], start = p->start[last], total = p->out[last];
     const int64_t dsi = p->ds[last], ssi = p->ss[last];
+    uint64_t idx[DM_MAX], rest, k;
+    int64_t doff, soff;
+    int inside;
+    unsigned d;
     (void)worker;
-    for (; b < e; ++b) {
-        uint64_t row = b / p->pieces, rest = row;
-        const uint64_t k = b % p->pieces, l0 = k * p->piece, l1 = l0 + p->piece < total ? l0 + p->piece : total;
-        int64_t doff = 0, soff = 0;
-        int inside = 1;
-        unsigned d;
-        char* dst;
-        const char* src;
-        for (d = last; d-- > 0;) {
-            const uint64_t o = rest % p->out[d];
-            const int64_t s = dm_pad_source((int64_t)o, p->start[d], p->in[d], p->mode);
-            rest /= p->out[d];
-            doff += (int64_t)o * p->ds[d];
-            if (s < 0) inside = 0; else soff += s * p->ss[d];
-        }
-        dst = p->dst + doff;
-        src = p->src + soff;
+    if (b >= e) return;
+    rest = b / p->pieces;
+    k = b % p->pieces;
+    for (d = last; d-- > 0;) {
+        idx[d] = rest % p->out[d];
+        rest /= p->out[d];
+    }
+    inside = dm_pad_row(p, idx, &doff, &soff);
+    for (;;) {
+        const uint64_t l0 = k * p->piece, l1 = l0 + p->piece < total ? l0 + p->piece : total;
+        char* dst = p->dst + doff;
+        const char* src = p->src + soff;
         if (!inside) {
             dm_fill(dst + (int64_t)l0 * dsi, dsi, l1 - l0, p->fill, p->esize);
-            continue;
-        }
-        {
+        } else {
             const uint64_t a = l0 > start ? l0 : start, z = l1 < start + n ? l1 : start + n;
-            uint64_t j;
-            for (j = l0; j < l1 && j < start; ++j) { /* the border before the input */
-                const int64_t s = dm_pad_source((int64_t)j, start, n, p->mode);
-                if (s < 0) dm_fill(dst + (int64_t)j * dsi, dsi, 1, p->fill, p->esize);
-                else dm_row(p->esize, NULL, dst + (int64_t)j * dsi, dsi, src + s * ssi, ssi, 1);
-            }
+            dm_pad_border(p, dst, src, l0, l1 < start ? l1 : start); /* before the input */
             if (a < z) dm_row(p->esize, NULL, dst + (int64_t)a * dsi, dsi, src + (int64_t)(a - start) * ssi, ssi, z - a);
-            for (j = a > z ? a : z; j < l1; ++j) { /* the border after it */
-                const int64_t s = dm_pad_source((int64_t)j, start, n, p->mode);
-                if (s < 0) dm_fill(dst + (int64_t)j * dsi, dsi, 1, p->fill, p->esize);
-                else dm_row(p->esize, NULL, dst + (int64_t)j * dsi, dsi, src + s * ssi, ssi, 1);
-            }
+            dm_pad_border(p, dst, src, a > z ? a : z, l1); /* after it */
         }
+        if (++b >= e) break;
+        if (++k < p->pieces) continue;
+        k = 0;
+        for (d = last; d-- > 0;) { /* the next row */
+            if (++idx[d] < p->out[d]) break;
+            idx[d] = 0;
+        }
+        inside = dm_pad_row(p, idx, &doff, &soff);
     }
 }
 
