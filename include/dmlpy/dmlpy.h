@@ -47,6 +47,13 @@ enum {
  *   and the ACTIVATION_* operators: 1 input (InputTensor), 1 output (OutputTensor).
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
+ *   A tensor array takes one slot per element, in array order:
+ *   JOIN (63): InputCount inputs (InputTensors[0 .. InputCount-1]), 1 output (OutputTensor).
+ *   SPLIT (62): 1 input (InputTensor), OutputCount outputs (OutputTensors[0 .. OutputCount-1]).
+ *   SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155), CAST (61): 1 input (InputTensor), 1 output
+ *   (OutputTensor).
+ *   GATHER (67), GATHER_ELEMENTS (107): 2 inputs (InputTensor, IndicesTensor), 1 output (OutputTensor);
+ *   an index outside its axis is clamped into it (a negative signed one counts from the end first).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
  *   calling thread only.
  * Returns DMLPY_OK or one of the DMLPY_E_* codes; on error nothing has been written. */
