@@ -62,9 +62,8 @@ def test_the_registry_holds_every_operator_type_and_91_kernels() -> None:
     element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
     data_movement = set(DATA_MOVEMENT_KERNELS)
     assert len(emulated) == 91 and len(element_wise) == 63 and len(data_movement) == 11
-    gather_nd = {OP.GATHER_ND, OP.GATHER_ND1}
-    assert all(REGISTRY[t].native for t in set(emulated) - element_wise - gather_nd)
-    assert not any(REGISTRY[t].native for t in element_wise | gather_nd)  # the native backend runs their NumPy kernel
+    assert all(REGISTRY[t].native for t in set(emulated) - element_wise)
+    assert not any(REGISTRY[t].native for t in element_wise)  # the native backend runs their NumPy kernel
 
 
 def test_a_valid_desc_without_a_kernel_is_valid_with_a_not_emulated_warning() -> None:

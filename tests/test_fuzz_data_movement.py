@@ -6,10 +6,10 @@ output range changes (sentinel-filled guard bytes around every range); ``validat
 ``create_operator`` agree; every DmlError names registered rules; an unmutated case runs.
 
 SLICE, SLICE1, PADDING, PADDING1 and CAST (one input, one output) run through test_fuzz's own case
-runner with its tensor, binding and step mutations plus their fields' nonsense. JOIN, SPLIT, GATHER and
-GATHER_ELEMENTS bind several slots (tensor arrays, indices), so a runner here binds every slot in its
-own guarded buffer, and its mutations break any tensor of the desc, the operator's fields, and each
-slot's binding (too small, misaligned, unbound).
+runner with its tensor, binding and step mutations plus their fields' nonsense. JOIN, SPLIT and the
+gathers bind several slots (tensor arrays, indices), so a runner here binds every slot in its own
+guarded buffer, and its mutations break any tensor of the desc, the operator's fields, and each slot's
+binding (too small, misaligned, unbound).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from dmlpy.errors import DmlError
 from dmlpy.operators.data_movement import (
     DML_CAST_OPERATOR_DESC,
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_ND1_OPERATOR_DESC,
+    DML_GATHER_ND_OPERATOR_DESC,
     DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
@@ -39,6 +41,7 @@ from dmlpy.operators.data_movement import (
     DML_SLICE1_OPERATOR_DESC,
     DML_SLICE_OPERATOR_DESC,
     DML_SPLIT_OPERATOR_DESC,
+    gather_nd_output_sizes,
     gather_output_sizes,
 )
 from dmlpy.structs import DML_SCALAR_UNION
@@ -175,7 +178,7 @@ def multi_valid_case(rng: np.random.Generator) -> MultiCase:
     dtype, sizes = pick(rng, TYPES), _sizes(rng)
     rank = len(sizes)
     axis = int(rng.integers(0, rank))
-    kind = int(rng.integers(0, 4))
+    kind = int(rng.integers(0, 5))
     if kind in (0, 1):
         lengths = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 5)))]
         parts = [_tensor(rng, dtype, tuple(n if d == axis else s for d, s in enumerate(sizes)), broadcast=kind == 0) for n in lengths]
@@ -189,6 +192,17 @@ def multi_valid_case(rng: np.random.Generator) -> MultiCase:
             count, index_sizes, out = 0, (1,) * rank, gather_output_sizes(sizes, (1,) * rank, axis, 0, rank)
         assert out is not None
         desc = DML_GATHER_OPERATOR_DESC(_tensor(rng, dtype, sizes), _indices_tensor(rng, index_sizes), _tensor(rng, dtype, out, broadcast=False), axis, count)
+    elif kind == 4:  # GATHER_ND(1): every dim meaningful, tuples of 1..rank - batch coordinates
+        batch = int(rng.integers(0, rank)) if rank > 1 and rng.integers(0, 2) else 0
+        tuple_size = int(rng.integers(1, rank - batch + 1))
+        index_sizes = (*sizes[:batch], *(int(rng.integers(1, 3)) for _ in range(rank - batch - 1)), tuple_size)
+        out = gather_nd_output_sizes(sizes, index_sizes, rank, rank, rank, batch)
+        if out is None or batch >= rank:
+            batch, tuple_size, index_sizes = 0, 1, (*(1,) * (rank - 1), 1)
+            out = gather_nd_output_sizes(sizes, index_sizes, rank, rank, rank, 0)
+        assert out is not None
+        x, i, y = _tensor(rng, dtype, sizes), _indices_tensor(rng, index_sizes), _tensor(rng, dtype, out, broadcast=False)
+        desc = DML_GATHER_ND1_OPERATOR_DESC(x, i, y, rank, rank, batch) if batch or rng.integers(0, 2) else DML_GATHER_ND_OPERATOR_DESC(x, i, y, rank, rank)
     else:
         index_sizes = tuple(int(rng.integers(1, 4)) if d == axis else s for d, s in enumerate(sizes))
         desc = DML_GATHER_ELEMENTS_OPERATOR_DESC(_tensor(rng, dtype, sizes), _indices_tensor(rng, index_sizes), _tensor(rng, dtype, index_sizes, broadcast=False), axis)
@@ -361,7 +375,7 @@ def test_fuzz_slice_padding_cast_batch(backend: str, batch: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_fuzz_join_split_gather_batch(backend: str, batch: int) -> None:
-    """Random JOIN/SPLIT/GATHER/GATHER_ELEMENTS descs and bindings of every slot: the same guarantees."""
+    """Random JOIN/SPLIT/GATHER/GATHER_ELEMENTS/GATHER_ND(1) descs and bindings of every slot: the same guarantees."""
     base.run_batch(batch, CASES_PER_BATCH, make_multi_case, lambda case: run_multi_case(case, backend), describe_multi)
 
 
@@ -369,7 +383,8 @@ def test_fuzz_cases_cover_every_data_movement_desc_with_a_c_kernel() -> None:
     single = {type(base.inner_desc(make_single_case(b, i))).__name__ for b in range(BATCHES) for i in range(30)}
     multi = {type(make_multi_case(b, i).desc).__name__ for b in range(BATCHES) for i in range(30)}
     assert {"DML_SLICE_OPERATOR_DESC", "DML_SLICE1_OPERATOR_DESC", "DML_PADDING_OPERATOR_DESC", "DML_PADDING1_OPERATOR_DESC", "DML_CAST_OPERATOR_DESC"} <= single
-    assert {"DML_JOIN_OPERATOR_DESC", "DML_SPLIT_OPERATOR_DESC", "DML_GATHER_OPERATOR_DESC", "DML_GATHER_ELEMENTS_OPERATOR_DESC"} <= multi
+    assert {"DML_JOIN_OPERATOR_DESC", "DML_SPLIT_OPERATOR_DESC", "DML_GATHER_OPERATOR_DESC", "DML_GATHER_ELEMENTS_OPERATOR_DESC", "DML_GATHER_ND_OPERATOR_DESC",
+            "DML_GATHER_ND1_OPERATOR_DESC"} <= multi  # fmt: skip
 
 
 def test_unmutated_cases_execute_on_both_backends() -> None:

@@ -1,6 +1,7 @@
 /*
  * data_movement.c - DML_OPERATOR_JOIN (63), SPLIT (62), SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155),
- * CAST (61), GATHER (67) and GATHER_ELEMENTS (107), for every element type their support tables list.
+ * CAST (61), GATHER (67), GATHER_ELEMENTS (107), GATHER_ND (108) and GATHER_ND1 (140), for every element type
+ * their support tables list.
  *
  * Semantics: the NumPy kernels of dmlpy/operators/data_movement.py and docs/deviations.md (gather indices
  * clamped into their axis, a negative signed index counting from the end; CAST truncating and saturating
@@ -600,7 +601,8 @@ static int32_t dm_slice_cast(const DML_OPERATOR_DESC* desc, UINT inputCount, con
                 return DMLPY_E_INVALID_DESC;
             }
             base += (int64_t)d->Offsets[i] * xs[i];
-            window[i] = (int64_t)d->Strides[i] * xs[i];
+            /* a stride along an output dim of 1 is never stepped (and may be far past the input) */
+            window[i] = yt.sizes[i] == 1 ? 0 : (int64_t)d->Strides[i] * xs[i];
         }
     } else {
         const DML_SLICE1_OPERATOR_DESC* d = (const DML_SLICE1_OPERATOR_DESC*)desc->Desc;
@@ -620,7 +622,7 @@ static int32_t dm_slice_cast(const DML_OPERATOR_DESC* desc, UINT inputCount, con
             if (yt.sizes[i] > 1 + (size - 1) / step) return DMLPY_E_INVALID_DESC;
             start = (int64_t)offset + (stride < 0 ? (int64_t)size - 1 : 0);
             base += start * xs[i];
-            window[i] = stride * xs[i];
+            window[i] = yt.sizes[i] == 1 ? 0 : stride * xs[i];
         }
     }
 
@@ -952,6 +954,30 @@ static int dm_index_type(DML_TENSOR_DATA_TYPE t) {
 
 #define DM_FULL (2 * DM_MAX)
 
+/* The gathers' outputs are a list of "full" dims right-aligned with the output's: leading 1s cropped or
+ * added. Checks the sizes; with full_dst, also gives each full dim's output byte stride (0 when cropped). */
+static int32_t dm_align_output(const uint64_t* full_sizes, unsigned nfull, const dmlpy_tensor* yt, int64_t* full_dst) {
+    const unsigned rank = yt->rank;
+    unsigned i;
+    if (nfull >= rank) {
+        const unsigned shift = nfull - rank;
+        for (i = 0; i < nfull; ++i) {
+            if (i < shift ? full_sizes[i] != 1 : full_sizes[i] != yt->sizes[i - shift]) return DMLPY_E_INVALID_DESC;
+            if (full_dst) full_dst[i] = i < shift ? 0 : (int64_t)yt->strides[i - shift] * (int64_t)yt->element_size;
+        }
+    } else {
+        const unsigned shift = rank - nfull;
+        for (i = 0; i < shift; ++i) {
+            if (yt->sizes[i] != 1) return DMLPY_E_INVALID_DESC;
+        }
+        for (i = 0; i < nfull; ++i) {
+            if (full_sizes[i] != yt->sizes[i + shift]) return DMLPY_E_INVALID_DESC;
+            if (full_dst) full_dst[i] = (int64_t)yt->strides[i + shift] * (int64_t)yt->element_size;
+        }
+    }
+    return DMLPY_OK;
+}
+
 typedef struct dm_gather {
     /* GATHER: item = (outer index over P, index element over I); each copies the block `block` */
     unsigned np, ni;
@@ -999,7 +1025,7 @@ static int32_t dm_gather_op(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
     dm_gather g;
     uint64_t full_sizes[DM_FULL], items = 1, elements = 1;
     int64_t full_dst[DM_FULL], qs[DM_MAX], qd[DM_MAX];
-    unsigned rank, axis, k, nfull, i, shift, threads;
+    unsigned rank, axis, k, nfull, i, threads;
     int32_t st;
 
     if (d == NULL) return DMLPY_E_NULL_ARGUMENT;
@@ -1020,24 +1046,7 @@ static int32_t dm_gather_op(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
     for (i = 0; i < axis; ++i) full_sizes[nfull++] = xt.sizes[i];
     for (i = rank - k; i < rank; ++i) full_sizes[nfull++] = it.sizes[i];
     for (i = axis + 1; i < rank; ++i) full_sizes[nfull++] = xt.sizes[i];
-    if (nfull >= rank) {
-        shift = nfull - rank;
-        for (i = 0; i < shift; ++i) {
-            if (full_sizes[i] != 1) return DMLPY_E_INVALID_DESC;
-            full_dst[i] = 0;
-        }
-        for (i = shift; i < nfull; ++i) {
-            if (full_sizes[i] != yt.sizes[i - shift]) return DMLPY_E_INVALID_DESC;
-        }
-    } else {
-        shift = rank - nfull;
-        for (i = 0; i < shift; ++i) {
-            if (yt.sizes[i] != 1) return DMLPY_E_INVALID_DESC;
-        }
-        for (i = 0; i < nfull; ++i) {
-            if (full_sizes[i] != yt.sizes[i + shift]) return DMLPY_E_INVALID_DESC;
-        }
-    }
+    if ((st = dm_align_output(full_sizes, nfull, &yt, 0)) != DMLPY_OK) return st;
 
     if ((st = dmlpy_tensor_bind(&xt, &inputs[0])) != DMLPY_OK) return st;
     if ((st = dmlpy_tensor_bind(&it, &inputs[1])) != DMLPY_OK) return st;
@@ -1046,13 +1055,7 @@ static int32_t dm_gather_op(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
     ins[1] = it;
     if (dm_any_overlap(&yt, 1, ins, 2)) return DMLPY_E_INVALID_ARGUMENT;
     if ((st = dmlpy_output_stage(&yt, &stage)) != DMLPY_OK) return st;
-    for (i = 0; i < nfull; ++i) {
-        if (nfull >= rank) {
-            if (i >= nfull - rank) full_dst[i] = (int64_t)yt.strides[i - (nfull - rank)] * (int64_t)yt.element_size;
-        } else {
-            full_dst[i] = (int64_t)yt.strides[i + (rank - nfull)] * (int64_t)yt.element_size;
-        }
-    }
+    dm_align_output(full_sizes, nfull, &yt, full_dst);
 
     memset(&g, 0, sizeof g);
     g.np = axis;
@@ -1090,6 +1093,139 @@ static int32_t dm_gather_op(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
     for (i = 0; i < rank; ++i) elements *= yt.sizes[i];
     threads = dmlpy_choose_threads(dm_work(elements, yt.element_size, xt.element_size, 0) + items, items, threadCount);
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, dm_gather_run, &g);
+    dmlpy_output_unstage(&stage, 1);
+    return DMLPY_OK;
+}
+
+/* GATHER_ND, GATHER_ND1: item = an index tuple's position over the indices' meaningful dims before the
+ * tuple (the first BatchDimensionCount of them also step the input's batch dims); each copies the block
+ * of input dims after the batches and the tuple. */
+typedef struct dm_gather_nd {
+    unsigned ni, tuple;
+    uint64_t i_sizes[DM_MAX];
+    int64_t i_idx[DM_MAX], i_dst[DM_MAX], i_src[DM_MAX]; /* bytes: indices, output, input (batch dims) */
+    uint64_t t_size[DM_MAX];
+    int64_t t_src[DM_MAX], t_idx;
+    DML_TENSOR_DATA_TYPE index_type;
+    const char* x;
+    const char* indices;
+    char* y;
+    dm_copy block;
+} dm_gather_nd;
+
+static void dm_gather_nd_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
+    const dm_gather_nd* g = (const dm_gather_nd*)ctx;
+    (void)worker;
+    for (; b < e; ++b) {
+        uint64_t rest = b;
+        int64_t src = 0, dst = 0, at = 0;
+        unsigned d, j;
+        for (d = g->ni; d-- > 0;) {
+            const uint64_t k = rest % g->i_sizes[d];
+            rest /= g->i_sizes[d];
+            at += (int64_t)k * g->i_idx[d];
+            dst += (int64_t)k * g->i_dst[d];
+            src += (int64_t)k * g->i_src[d];
+        }
+        for (j = 0; j < g->tuple; ++j) {
+            src += (int64_t)dm_index(g->indices + at + (int64_t)j * g->t_idx, g->index_type, g->t_size[j]) * g->t_src[j];
+        }
+        dm_copy_range(&g->block, g->y + dst, g->x + src, 0, g->block.items);
+    }
+}
+
+static int32_t dm_gather_nd_op(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                               UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {
+    const DML_TENSOR_DESC *x_desc, *i_desc, *y_desc;
+    dmlpy_tensor xt, it, yt, ins[2];
+    dmlpy_staged_output stage;
+    dm_gather_nd g;
+    uint64_t full_sizes[DM_FULL], items = 1, elements = 1;
+    int64_t full_dst[DM_FULL], qs[DM_MAX], qd[DM_MAX];
+    unsigned r, ix, ic, batch, T, first_x, first_i, q0, nq, nfull = 0, i, threads;
+    int32_t st;
+
+    if (desc->Type == DML_OPERATOR_GATHER_ND) {
+        const DML_GATHER_ND_OPERATOR_DESC* d = (const DML_GATHER_ND_OPERATOR_DESC*)desc->Desc;
+        x_desc = d->InputTensor;
+        i_desc = d->IndicesTensor;
+        y_desc = d->OutputTensor;
+        ix = d->InputDimensionCount;
+        ic = d->IndicesDimensionCount;
+        batch = 0;
+    } else {
+        const DML_GATHER_ND1_OPERATOR_DESC* d = (const DML_GATHER_ND1_OPERATOR_DESC*)desc->Desc;
+        x_desc = d->InputTensor;
+        i_desc = d->IndicesTensor;
+        y_desc = d->OutputTensor;
+        ix = d->InputDimensionCount;
+        ic = d->IndicesDimensionCount;
+        batch = d->BatchDimensionCount;
+    }
+    if (inputCount != 2 || outputCount != 1) return DMLPY_E_BINDING_COUNT;
+    if (inputs == NULL || outputs == NULL) return DMLPY_E_NULL_ARGUMENT;
+    if ((st = dm_tensor(x_desc, &xt)) != DMLPY_OK) return st;
+    if ((st = dmlpy_tensor_from_desc(i_desc, &it)) != DMLPY_OK) return st;
+    if ((st = dm_tensor(y_desc, &yt)) != DMLPY_OK) return st;
+    r = xt.rank;
+    if (it.rank != r || yt.rank != r || xt.data_type != yt.data_type || !dm_index_type(it.data_type)) return DMLPY_E_INVALID_DESC;
+    /* the meaningful dims exist, the batches precede the tuple in the indices and fit in the input with it */
+    if (ix < 1 || ix > r || ic < 1 || ic > r || batch >= ic) return DMLPY_E_INVALID_DESC;
+    T = it.sizes[r - 1] > DM_MAX ? DM_MAX + 1 : (unsigned)it.sizes[r - 1];
+    if (batch + T > ix) return DMLPY_E_INVALID_DESC;
+    first_x = r - ix;
+    first_i = r - ic;
+    for (i = 0; i < batch; ++i) {
+        if (xt.sizes[first_x + i] != it.sizes[first_i + i]) return DMLPY_E_INVALID_DESC;
+    }
+    q0 = first_x + batch + T;
+    nq = r - q0;
+    for (i = first_i; i + 1 < r; ++i) full_sizes[nfull++] = it.sizes[i];
+    for (i = q0; i < r; ++i) full_sizes[nfull++] = xt.sizes[i];
+    if ((st = dm_align_output(full_sizes, nfull, &yt, 0)) != DMLPY_OK) return st;
+
+    if ((st = dmlpy_tensor_bind(&xt, &inputs[0])) != DMLPY_OK) return st;
+    if ((st = dmlpy_tensor_bind(&it, &inputs[1])) != DMLPY_OK) return st;
+    if ((st = dmlpy_tensor_bind(&yt, &outputs[0])) != DMLPY_OK) return st;
+    ins[0] = xt;
+    ins[1] = it;
+    if (dm_any_overlap(&yt, 1, ins, 2)) return DMLPY_E_INVALID_ARGUMENT;
+    if ((st = dmlpy_output_stage(&yt, &stage)) != DMLPY_OK) return st;
+    dm_align_output(full_sizes, nfull, &yt, full_dst);
+
+    memset(&g, 0, sizeof g);
+    g.ni = ic - 1;
+    for (i = 0; i < g.ni; ++i) {
+        g.i_sizes[i] = it.sizes[first_i + i];
+        g.i_idx[i] = (int64_t)it.strides[first_i + i] * (int64_t)it.element_size;
+        g.i_dst[i] = full_dst[i];
+        g.i_src[i] = i < batch ? (int64_t)xt.strides[first_x + i] * (int64_t)xt.element_size : 0;
+        items *= g.i_sizes[i];
+    }
+    g.tuple = T;
+    g.t_idx = (int64_t)it.strides[r - 1] * (int64_t)it.element_size;
+    for (i = 0; i < T; ++i) {
+        g.t_size[i] = xt.sizes[first_x + batch + i];
+        g.t_src[i] = (int64_t)xt.strides[first_x + batch + i] * (int64_t)xt.element_size;
+    }
+    for (i = 0; i < nq; ++i) {
+        qs[i] = (int64_t)xt.strides[q0 + i];
+        qd[i] = full_dst[g.ni + i] / (int64_t)yt.element_size;
+    }
+    if (nq > 0) {
+        dm_copy_init(&g.block, nq, &xt.sizes[q0], qd, yt.element_size, qs, xt.element_size, NULL);
+    } else {
+        const uint64_t one = 1;
+        const int64_t unit = 1;
+        dm_copy_init(&g.block, 1, &one, &unit, yt.element_size, &unit, xt.element_size, NULL);
+    }
+    g.index_type = it.data_type;
+    g.x = xt.data; /* the leading dims the desc ignores are read at index 0 */
+    g.indices = it.data;
+    g.y = yt.data;
+    for (i = 0; i < r; ++i) elements *= yt.sizes[i];
+    threads = dmlpy_choose_threads(dm_work(elements, yt.element_size, xt.element_size, 0) + items * T, items, threadCount);
+    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, dm_gather_nd_run, &g);
     dmlpy_output_unstage(&stage, 1);
     return DMLPY_OK;
 }
@@ -1202,6 +1338,9 @@ int32_t dmlpy_data_movement(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
         return dm_gather_op(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_GATHER_ELEMENTS:
         return dm_gather_elements_op(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_GATHER_ND:
+    case DML_OPERATOR_GATHER_ND1:
+        return dm_gather_nd_op(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }

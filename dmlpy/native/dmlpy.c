@@ -53,6 +53,8 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_CAST:
     case DML_OPERATOR_GATHER:
     case DML_OPERATOR_GATHER_ELEMENTS:
+    case DML_OPERATOR_GATHER_ND:
+    case DML_OPERATOR_GATHER_ND1:
         return kernels->data_movement(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;

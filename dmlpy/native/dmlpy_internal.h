@@ -113,7 +113,7 @@ int32_t dmlpy_activation(const DML_OPERATOR_DESC* desc, UINT inputCount, const D
                          UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
 /* JOIN (63), SPLIT (62), SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155), CAST (61), GATHER (67),
- * GATHER_ELEMENTS (107): data_movement.c (baseline only: memory-bound copies gain nothing from wider
+ * GATHER_ELEMENTS (107), GATHER_ND (108), GATHER_ND1 (140): data_movement.c (baseline only: memory-bound copies gain nothing from wider
  * vectors the compiler's memcpy does not already use). */
 int32_t dmlpy_data_movement(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                             UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);

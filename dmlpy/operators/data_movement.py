@@ -407,8 +407,9 @@ def _gather_nd(desc: DML_GATHER_ND_OPERATOR_DESC | DML_GATHER_ND1_OPERATOR_DESC,
     return {"OutputTensor": picked.reshape(_sizes(desc.OutputTensor))}
 
 
+KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
 # The operators dmlpy/native/data_movement.c runs, every valid desc of them (all their types are whole bytes).
-NATIVE = frozenset((OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS))
+NATIVE = frozenset(KERNELS)
 
 for _type, _class, _check, _kernel in (
     (OP.JOIN, DML_JOIN_OPERATOR_DESC, _check_join, _join),
@@ -426,7 +427,6 @@ for _type, _class, _check, _kernel in (
 ):
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=_type in NATIVE, generic_rules=True))
 
-KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
 
 __all__ = [
     "DML_CAST_OPERATOR_DESC",

@@ -52,7 +52,7 @@ enum {
  *   SPLIT (62): 1 input (InputTensor), OutputCount outputs (OutputTensors[0 .. OutputCount-1]).
  *   SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155), CAST (61): 1 input (InputTensor), 1 output
  *   (OutputTensor).
- *   GATHER (67), GATHER_ELEMENTS (107): 2 inputs (InputTensor, IndicesTensor), 1 output (OutputTensor);
+ *   GATHER (67), GATHER_ELEMENTS (107), GATHER_ND (108), GATHER_ND1 (140): 2 inputs (InputTensor, IndicesTensor), 1 output (OutputTensor);
  *   an index outside its axis is clamped into it (a negative signed one counts from the end first).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
  *   calling thread only.

@@ -24,6 +24,8 @@ from dmlpy.operators import REGISTRY
 from dmlpy.operators.data_movement import (
     DML_CAST_OPERATOR_DESC,
     DML_GATHER_ELEMENTS_OPERATOR_DESC,
+    DML_GATHER_ND1_OPERATOR_DESC,
+    DML_GATHER_ND_OPERATOR_DESC,
     DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
@@ -32,6 +34,7 @@ from dmlpy.operators.data_movement import (
     DML_SLICE_OPERATOR_DESC,
     DML_SPLIT_OPERATOR_DESC,
     NATIVE,
+    gather_nd_output_sizes,
     gather_output_sizes,
 )
 from dmlpy.structs import DML_SCALAR_UNION
@@ -232,6 +235,30 @@ def gather_elements_case(rng: np.random.Generator) -> tuple[Any, dict[str, Any]]
     return desc, {"InputTensor": x, "IndicesTensor": i}
 
 
+def gather_nd_case(rng: np.random.Generator, *, first: bool) -> tuple[Any, dict[str, Any]]:
+    """Meaningful dims after leading 1s (the pages' examples); ND1 with batch dims of equal sizes."""
+    while True:
+        rank = int(rng.integers(1, 6))
+        ix, ic = int(rng.integers(1, rank + 1)), int(rng.integers(1, rank + 1))
+        batch = 0 if first else int(rng.integers(0, min(ix, ic)))
+        tuple_size = int(rng.integers(1, ix - batch + 1))
+        x_sizes = [1] * (rank - ix) + [int(rng.integers(1, 4)) for _ in range(ix)]
+        i_sizes = [1] * (rank - ic) + [int(rng.integers(1, 4)) for _ in range(ic - 1)] + [tuple_size]
+        for b in range(batch):
+            i_sizes[rank - ic + b] = x_sizes[rank - ix + b]
+        out = gather_nd_output_sizes(tuple(x_sizes), tuple(i_sizes), ix, ic, rank, batch)
+        if out is not None:
+            break
+    dtype, index_type = pick(rng, TYPES), pick(rng, INDEX_TYPES)
+    x_tensor, x = tensor_and_values(rng, dtype, tuple(x_sizes))
+    # each coordinate j indexes input dim rank - ix + batch + j: draw it inside and outside that axis
+    values = np.stack([indices(rng, index_type, tuple(i_sizes[:-1]), x_sizes[rank - ix + batch + j]) for j in range(tuple_size)], axis=-1)
+    i_tensor, i = tensor_and_values(rng, index_type, tuple(i_sizes), values=values)
+    y = out_tensor(rng, dtype, out)
+    desc = DML_GATHER_ND_OPERATOR_DESC(x_tensor, i_tensor, y, ix, ic) if first else DML_GATHER_ND1_OPERATOR_DESC(x_tensor, i_tensor, y, ix, ic, batch)
+    return desc, {"InputTensor": x, "IndicesTensor": i}
+
+
 MAKERS = {
     "JOIN": join_case,
     "SPLIT": split_case,
@@ -242,6 +269,8 @@ MAKERS = {
     "CAST": cast_case,
     "GATHER": gather_case,
     "GATHER_ELEMENTS": gather_elements_case,
+    "GATHER_ND": lambda rng: gather_nd_case(rng, first=True),
+    "GATHER_ND1": lambda rng: gather_nd_case(rng, first=False),
 }
 
 
@@ -294,6 +323,8 @@ def test_native_cast_gives_the_numpy_kernels_bits_for_every_pair_of_types(src: A
         pytest.param("PADDING", lambda x: (DML_PADDING_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float32, (1, 66, 128, 128)), MODE.CONSTANT, 2.5, None, [0, 1, 0, 0], [0, 1, 0, 0]),
                                            {"InputTensor": x}), id="PADDING of channels: long merged rows split among threads"),  # fmt: skip
         pytest.param("CAST", lambda x: (DML_CAST_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float16, x.shape)), {"InputTensor": x}), id="CAST FLOAT32 to FLOAT16"),  # fmt: skip
+        pytest.param("GATHER_ND1", lambda x: (DML_GATHER_ND1_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.int32, (1, 64, 50, 1)), buffer_tensor(np.float32, (1, 64, 50, 128)), 3, 3, 1),
+                                              {"InputTensor": x, "IndicesTensor": (np.arange(64 * 50, dtype=np.int32).reshape(1, 64, 50, 1) % 300) - 150}), id="GATHER_ND1 of rows per channel batch"),  # fmt: skip
         pytest.param("GATHER", lambda x: (DML_GATHER_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.int64, (1, 1, 1, 100)), buffer_tensor(np.float32, (1, 64, 100, 128)), 2, 1),
                                           {"InputTensor": x, "IndicesTensor": np.arange(-50, 150, 2, dtype=np.int64).reshape(1, 1, 1, 100)}), id="GATHER of rows"),  # fmt: skip
     ],
@@ -368,6 +399,9 @@ REFUSALS = [
     pytest.param(DML_GATHER_OPERATOR_DESC(f32(1, 4), buffer_tensor(np.int32, (1, 2)), f32(1, 3), 1, 1), [16, 8], [12], "DMLPY_E_INVALID_DESC", id="GATHER output of 3, 2 indices"),
     pytest.param(DML_GATHER_OPERATOR_DESC(f32(1, 4), buffer_tensor(np.int32, (1, 2)), f32(1, 2), 1, 1), [16, 4], [8], "DMLPY_E_BUFFER_TOO_SMALL", id="GATHER indices bound 4 bytes short"),
     pytest.param(DML_GATHER_ELEMENTS_OPERATOR_DESC(f32(2, 4), buffer_tensor(np.int32, (3, 2)), f32(3, 2), 1), [32, 24], [24], "DMLPY_E_INVALID_DESC", id="GATHER_ELEMENTS indices of 3 rows, the input 2"),
+    pytest.param(DML_GATHER_ND_OPERATOR_DESC(f32(2, 4), buffer_tensor(np.int32, (1, 3)), f32(1, 1), 2, 2), [32, 12], [4], "DMLPY_E_INVALID_DESC", id="GATHER_ND tuples of 3 into 2 dims"),
+    pytest.param(DML_GATHER_ND1_OPERATOR_DESC(f32(2, 4), buffer_tensor(np.int32, (3, 1)), f32(1, 3), 2, 2, 1), [32, 12], [12], "DMLPY_E_INVALID_DESC", id="GATHER_ND1 batches of 3, the input 2"),
+    pytest.param(DML_GATHER_ND1_OPERATOR_DESC(f32(2, 4), buffer_tensor(np.int32, (2, 1)), f32(1, 2), 2, 2, 2), [32, 8], [8], "DMLPY_E_INVALID_DESC", id="GATHER_ND1 BatchDimensionCount 2 of 2 indices dims"),
 ]
 
 
