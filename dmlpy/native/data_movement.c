@@ -751,44 +751,68 @@ static void dm_pad_border(const dm_pad* p, char* dst, const char* src, uint64_t 
 #undef DM_PAD_BORDER
 }
 
-/* The output and input offsets of the row at idx (outer dims); 0 when CONSTANT padding covers the row. */
-static int dm_pad_row(const dm_pad* p, const uint64_t* idx, int64_t* doff, int64_t* soff) {
-    int inside = 1;
-    unsigned d;
-    *doff = 0;
-    *soff = 0;
-    for (d = 0; d + 1 < p->rank; ++d) {
-        const int64_t s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
-        *doff += (int64_t)idx[d] * p->ds[d];
-        if (s < 0) inside = 0; else *soff += s * p->ss[d];
+/* A row piece [l0, l1) whose innermost dim is contiguous in both tensors: border, memcpy, border, typed. */
+#define DM_PAD_ROW(T)                                                                                          \
+    static inline void dm_pad_row_##T(const dm_pad* p, char* dst, const char* src, uint64_t l0, uint64_t l1) { \
+        const unsigned last = p->rank - 1;                                                                     \
+        const uint64_t n = p->in[last], start = p->start[last];                                                \
+        const uint64_t a = l0 > start ? l0 : start, z = l1 < start + n ? l1 : start + n;                       \
+        T* d = (T*)(void*)dst;                                                                                 \
+        const T* sr = (const T*)(const void*)src;                                                              \
+        T fill;                                                                                                \
+        uint64_t j;                                                                                            \
+        memcpy(&fill, p->fill, sizeof fill);                                                                   \
+        if (p->mode == DML_PADDING_MODE_CONSTANT) {                                                            \
+            for (j = l0; j < l1 && j < start; ++j) d[j] = fill;                                                \
+            for (j = a > z ? a : z; j < l1; ++j) d[j] = fill;                                                  \
+        } else {                                                                                               \
+            for (j = l0; j < l1 && j < start; ++j) d[j] = sr[dm_pad_source((int64_t)j, start, n, p->mode)];   \
+            for (j = a > z ? a : z; j < l1; ++j) d[j] = sr[dm_pad_source((int64_t)j, start, n, p->mode)];     \
+        }                                                                                                      \
+        if (a < z) memcpy(d + a, sr + (a - start), (size_t)(z - a) * sizeof(T));                               \
     }
-    return inside;
-}
+DM_PAD_ROW(uint8_t)
+DM_PAD_ROW(uint16_t)
+DM_PAD_ROW(uint32_t)
+DM_PAD_ROW(uint64_t)
+#undef DM_PAD_ROW
 
 static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
     const dm_pad* p = (const dm_pad*)ctx;
     const unsigned last = p->rank - 1;
     const uint64_t n = p->in[last], start = p->start[last], total = p->out[last];
     const int64_t dsi = p->ds[last], ssi = p->ss[last];
+    const int contiguous = dsi == (int64_t)p->esize && ssi == (int64_t)p->esize;
     uint64_t idx[DM_MAX], rest, k;
-    int64_t doff, soff;
-    int inside;
-    unsigned d;
+    int64_t doff = 0, soff = 0, scontrib[DM_MAX];
+    unsigned d, outside = 0; /* outer dims whose index is CONSTANT padding */
     (void)worker;
     if (b >= e) return;
     rest = b / p->pieces;
     k = b % p->pieces;
     for (d = last; d-- > 0;) {
+        int64_t s;
         idx[d] = rest % p->out[d];
         rest /= p->out[d];
+        s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
+        doff += (int64_t)idx[d] * p->ds[d];
+        scontrib[d] = s < 0 ? -1 : s * p->ss[d]; /* -1: CONSTANT padding (a real byte offset is >= 0) */
+        outside += s < 0;
+        soff += s < 0 ? 0 : scontrib[d];
     }
-    inside = dm_pad_row(p, idx, &doff, &soff);
     for (;;) {
         const uint64_t l0 = k * p->piece, l1 = l0 + p->piece < total ? l0 + p->piece : total;
         char* dst = p->dst + doff;
         const char* src = p->src + soff;
-        if (!inside) {
+        if (outside) {
             dm_fill(dst + (int64_t)l0 * dsi, dsi, l1 - l0, p->fill, p->esize);
+        } else if (contiguous) {
+            switch (p->esize) {
+            case 1: dm_pad_row_uint8_t(p, dst, src, l0, l1); break;
+            case 2: dm_pad_row_uint16_t(p, dst, src, l0, l1); break;
+            case 4: dm_pad_row_uint32_t(p, dst, src, l0, l1); break;
+            default: dm_pad_row_uint64_t(p, dst, src, l0, l1); break;
+            }
         } else {
             const uint64_t a = l0 > start ? l0 : start, z = l1 < start + n ? l1 : start + n;
             dm_pad_border(p, dst, src, l0, l1 < start ? l1 : start); /* before the input */
@@ -798,11 +822,22 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
         if (++b >= e) break;
         if (++k < p->pieces) continue;
         k = 0;
-        for (d = last; d-- > 0;) { /* the next row */
-            if (++idx[d] < p->out[d]) break;
-            idx[d] = 0;
+        for (d = last; d-- > 0;) { /* the next row: update the offsets of the dims that step */
+            int64_t s;
+            outside -= scontrib[d] == -1;
+            soff -= scontrib[d] == -1 ? 0 : scontrib[d];
+            if (++idx[d] < p->out[d]) {
+                doff += p->ds[d];
+            } else {
+                doff -= (int64_t)(p->out[d] - 1) * p->ds[d];
+                idx[d] = 0;
+            }
+            s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
+            scontrib[d] = s < 0 ? -1 : s * p->ss[d];
+            outside += s < 0;
+            soff += s < 0 ? 0 : scontrib[d];
+            if (idx[d] != 0) break;
         }
-        inside = dm_pad_row(p, idx, &doff, &soff);
     }
 }
 
