@@ -13,7 +13,8 @@
  * are contiguous in both tensors merged, the innermost run a memcpy when it is contiguous in both, or a
  * per-pair element converter (CAST). The work items are the rows (every dim but the innermost) times
  * pieces of the innermost run (split when there are few rows), handed to dmlpy_parallel_for with the
- * shared thread rule (dmlpy_choose_threads). JOIN and SPLIT are one copy per part at its offset along
+ * shared thread rule (dmlpy_choose_threads); outputs of 4 MB and more are written with non-temporal
+ * stores in runs of 4 KB and more (SSE2, in the baseline of x86-64). JOIN and SPLIT are one copy per part at its offset along
  * Axis, all parts' items in one parallel loop; SLICE/SLICE1 a copy with a start offset and scaled
  * strides; CAST a copy with a converter; PADDING a row loop that copies each row's interior with the same
  * row copy and writes its border by the mode's index map (CONSTANT: the fill value); GATHER a copy of one
@@ -30,6 +31,21 @@
 #include <string.h>
 
 #include "dmlpy_internal.h"
+
+#if defined(__SSE2__) && !defined(DMLPY_NO_STREAMING)
+#include <emmintrin.h>
+#define DM_STREAM 1
+#endif
+
+/* Copies whose destination is at least this large, in contiguous runs of at least DM_STREAM_MIN_RUN
+ * bytes, store with non-temporal stores: the destination is not read into the cache first (a normal
+ * store's read-for-ownership is a third of a large copy's memory traffic). */
+#ifndef DM_STREAM_MIN_BYTES
+#define DM_STREAM_MIN_BYTES ((uint64_t)4 << 20)
+#endif
+#ifndef DM_STREAM_MIN_RUN
+#define DM_STREAM_MIN_RUN 4096u
+#endif
 
 #define DM_MAX DMLPY_MAX_RANK
 /* Innermost runs are split into pieces of at least this many bytes when there are too few rows. */
@@ -207,6 +223,7 @@ typedef struct dm_copy {
     int64_t ds[DM_MAX], ss[DM_MAX]; /* byte strides */
     uint32_t esize;                 /* destination element bytes */
     dm_convert_fn convert;          /* NULL: copy the bits */
+    int stream;                     /* contiguous runs copied with non-temporal stores */
     uint64_t elements, rows, piece, pieces, items;
 } dm_copy;
 
@@ -308,6 +325,32 @@ static inline void dm_row(uint32_t esize, dm_convert_fn convert, char* d, int64_
     }
 }
 
+/* n contiguous bytes with non-temporal stores where the destination holds whole 16-byte units. */
+static void dm_copy_stream(char* d, const char* s, size_t n) {
+#if defined(DM_STREAM)
+    size_t head = (16u - ((uintptr_t)d & 15u)) & 15u;
+    if (head > n) head = n;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        const __m128i a = _mm_loadu_si128((const __m128i*)(const void*)s);
+        const __m128i b = _mm_loadu_si128((const __m128i*)(const void*)(s + 16));
+        const __m128i c = _mm_loadu_si128((const __m128i*)(const void*)(s + 32));
+        const __m128i e = _mm_loadu_si128((const __m128i*)(const void*)(s + 48));
+        _mm_stream_si128((__m128i*)(void*)d, a);
+        _mm_stream_si128((__m128i*)(void*)(d + 16), b);
+        _mm_stream_si128((__m128i*)(void*)(d + 32), c);
+        _mm_stream_si128((__m128i*)(void*)(d + 48), e);
+    }
+    for (; n >= 16; n -= 16, d += 16, s += 16) {
+        _mm_stream_si128((__m128i*)(void*)d, _mm_loadu_si128((const __m128i*)(const void*)s));
+    }
+#endif
+    memcpy(d, s, n);
+}
+
 /* Items [b, e) of the copy whose element 0 is at dst / src. */
 static void dm_copy_range(const dm_copy* c, char* dst, const char* src, uint64_t b, uint64_t e) {
     const unsigned outer = c->rank - 1;
@@ -328,7 +371,11 @@ static void dm_copy_range(const dm_copy* c, char* dst, const char* src, uint64_t
     }
     while (b < e) {
         const uint64_t l0 = k * c->piece, l1 = l0 + c->piece < inner ? l0 + c->piece : inner;
-        dm_row(c->esize, c->convert, dst + doff + (int64_t)l0 * dsi, dsi, src + soff + (int64_t)l0 * ssi, ssi, l1 - l0);
+        if (c->stream) {
+            dm_copy_stream(dst + doff + (int64_t)l0 * dsi, src + soff + (int64_t)l0 * ssi, (size_t)((l1 - l0) * c->esize));
+        } else {
+            dm_row(c->esize, c->convert, dst + doff + (int64_t)l0 * dsi, dsi, src + soff + (int64_t)l0 * ssi, ssi, l1 - l0);
+        }
         ++b;
         if (++k < c->pieces) continue;
         k = 0;
@@ -371,6 +418,9 @@ static void dm_job_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
         dm_copy_range(&t->c, t->dst, t->src, b - t->first, end - t->first);
         b = end;
     }
+#if defined(DM_STREAM)
+    _mm_sfence(); /* the non-temporal stores are visible before the loop reports this chunk done */
+#endif
 }
 
 /* Work for the thread rule: about one unit per 4 bytes read or written, conversions counted twice. */
@@ -384,8 +434,14 @@ static void dm_job_execute(dm_job* job, uint64_t work, UINT threadCount) {
     const unsigned most = threadCount ? threadCount : dmlpy_online_cpus();
     uint64_t items = 0;
     unsigned i, threads;
+    uint64_t out_bytes = 0;
+    for (i = 0; i < job->count; ++i) out_bytes += job->tasks[i].c.elements * job->tasks[i].c.esize;
     for (i = 0; i < job->count; ++i) {
-        dm_copy_split(&job->tasks[i].c, most);
+        dm_copy* c = &job->tasks[i].c;
+        const unsigned last = c->rank - 1;
+        c->stream = out_bytes >= DM_STREAM_MIN_BYTES && c->convert == NULL && c->ds[last] == (int64_t)c->esize &&
+                    c->ss[last] == (int64_t)c->esize && c->sizes[last] * c->esize >= DM_STREAM_MIN_RUN;
+        dm_copy_split(c, most);
         job->tasks[i].first = items;
         items += job->tasks[i].c.items;
     }

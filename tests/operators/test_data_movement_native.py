@@ -279,6 +279,25 @@ def test_every_operator_with_a_c_kernel_has_random_cases_here() -> None:
     assert all(REGISTRY[t].native and REGISTRY[t].native_covers is None for t in NATIVE)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "lengths"),
+    [
+        pytest.param(np.float32, (1_000_003, 1_000_001), id="FLOAT32 runs of 4 MB whose second starts off a 16-byte boundary"),
+        pytest.param(np.uint8, (4_194_301, 7, 5), id="UINT8 runs with heads and tails of 1 to 15 bytes"),
+        pytest.param(np.float16, (3, 2_097_155), id="FLOAT16: a short run, then a long one at a 6-byte offset"),
+    ],
+)
+def test_native_join_streams_long_runs_to_any_alignment_with_the_numpy_kernels_bits(dtype: Any, lengths: tuple[int, ...]) -> None:
+    """Outputs of 4 MB and more are copied with non-temporal stores in runs of 4 KB and more: every head and
+    tail byte of each run is still written, once."""
+    rng = np.random.default_rng(len(lengths))
+    parts = [random_bits(rng, dtype, (n,)) for n in lengths]
+    desc = DML_JOIN_OPERATOR_DESC(len(parts), [buffer_tensor(dtype, (n,)) for n in lengths], buffer_tensor(dtype, (sum(lengths),)), 0)
+    assert_native_is_numpy(desc, InputTensors=parts)
+    split = DML_SPLIT_OPERATOR_DESC(buffer_tensor(dtype, (sum(lengths),)), len(parts), [buffer_tensor(dtype, (n,)) for n in lengths], 0)
+    assert_native_is_numpy(split, InputTensor=np.concatenate(parts))
+
+
 @pytest.mark.parametrize("seed", range(CASES))
 @pytest.mark.parametrize("operator", list(MAKERS))
 def test_native_gives_the_numpy_kernels_bits_on_random_shapes_layouts_and_types(operator: str, seed: int) -> None:
