@@ -14,7 +14,8 @@
  * per-pair element converter (CAST). The work items are the rows (every dim but the innermost) times
  * pieces of the innermost run (split when there are few rows), handed to dmlpy_parallel_for with the
  * shared thread rule (dmlpy_choose_threads); outputs of 4 MB and more are written with non-temporal
- * stores in runs of 4 KB and more (SSE2, in the baseline of x86-64). JOIN and SPLIT are one copy per part at its offset along
+ * stores (SSE2, in the baseline of x86-64): copies in runs of 4 KB and more, and padded rows of 4- or
+ * 8-byte elements whole (borders included, so no normal store lands in a line being combined). JOIN and SPLIT are one copy per part at its offset along
  * Axis, all parts' items in one parallel loop; SLICE/SLICE1 a copy with a start offset and scaled
  * strides; CAST a copy with a converter; PADDING a row loop that copies each row's interior with the same
  * row copy and writes its border by the mode's index map (CONSTANT: the fill value); GATHER a copy of one
@@ -350,6 +351,26 @@ static void dm_copy_stream(char* d, const char* s, size_t n) {
 #endif
     memcpy(d, s, n);
 }
+
+#if defined(DM_STREAM)
+/* n bytes (a multiple of 4, d 4-byte aligned) with non-temporal stores only: 4-byte movnti up to a
+ * 16-byte boundary and after the last whole unit, movntdq between; a row written so leaves no normal store
+ * in a line the write-combining buffers are assembling. */
+static inline void dm_stream4(char* d, const char* s, size_t n) {
+    int32_t v;
+    for (; n >= 4 && ((uintptr_t)d & 15u); n -= 4, d += 4, s += 4) {
+        memcpy(&v, s, 4);
+        _mm_stream_si32((int*)(void*)d, v);
+    }
+    for (; n >= 16; n -= 16, d += 16, s += 16) {
+        _mm_stream_si128((__m128i*)(void*)d, _mm_loadu_si128((const __m128i*)(const void*)s));
+    }
+    for (; n >= 4; n -= 4, d += 4, s += 4) {
+        memcpy(&v, s, 4);
+        _mm_stream_si32((int*)(void*)d, v);
+    }
+}
+#endif
 
 /* Items [b, e) of the copy whose element 0 is at dst / src. */
 static void dm_copy_range(const dm_copy* c, char* dst, const char* src, uint64_t b, uint64_t e) {
@@ -712,6 +733,7 @@ typedef struct dm_pad {
     char* dst;
     const char* src;
     uint64_t piece, pieces;
+    int stream; /* contiguous rows of 4- or 8-byte elements written with non-temporal stores only */
 } dm_pad;
 
 /* The input position output position o copies along a dim of n input elements after `start` padding, or
@@ -833,6 +855,25 @@ DM_PAD_ROW(uint32_t)
 DM_PAD_ROW(uint64_t)
 #undef DM_PAD_ROW
 
+#if defined(DM_STREAM)
+/* dm_pad_row for a large output: every store non-temporal (elements of 4 or 8 bytes). */
+static void dm_pad_row_stream(const dm_pad* p, char* dst, const char* src, uint64_t l0, uint64_t l1) {
+    const unsigned last = p->rank - 1;
+    const uint64_t n = p->in[last], start = p->start[last], es = p->esize;
+    const uint64_t a = l0 > start ? l0 : start, z = l1 < start + n ? l1 : start + n;
+    uint64_t j;
+    for (j = l0; j < l1 && j < start; ++j) {
+        const int64_t m = p->mode == DML_PADDING_MODE_CONSTANT ? -1 : dm_pad_source((int64_t)j, start, n, p->mode);
+        dm_stream4(dst + j * es, m < 0 ? (const char*)p->fill : src + (uint64_t)m * es, es);
+    }
+    if (a < z) dm_stream4(dst + a * es, src + (a - start) * es, (size_t)((z - a) * es));
+    for (j = a > z ? a : z; j < l1; ++j) {
+        const int64_t m = p->mode == DML_PADDING_MODE_CONSTANT ? -1 : dm_pad_source((int64_t)j, start, n, p->mode);
+        dm_stream4(dst + j * es, m < 0 ? (const char*)p->fill : src + (uint64_t)m * es, es);
+    }
+}
+#endif
+
 static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
     const dm_pad* p = (const dm_pad*)ctx;
     const unsigned last = p->rank - 1;
@@ -861,8 +902,19 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
         char* dst = p->dst + doff;
         const char* src = p->src + soff;
         if (outside) {
+#if defined(DM_STREAM)
+            if (p->stream) {
+                uint64_t j;
+                for (j = l0; j < l1; ++j) dm_stream4(dst + j * p->esize, (const char*)p->fill, p->esize);
+            } else
+#endif
             dm_fill(dst + (int64_t)l0 * dsi, dsi, l1 - l0, p->fill, p->esize);
         } else if (contiguous) {
+#if defined(DM_STREAM)
+            if (p->stream) {
+                dm_pad_row_stream(p, dst, src, l0, l1);
+            } else
+#endif
             switch (p->esize) {
             case 1: dm_pad_row_uint8_t(p, dst, src, l0, l1); break;
             case 2: dm_pad_row_uint16_t(p, dst, src, l0, l1); break;
@@ -895,6 +947,9 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
             if (idx[d] != 0) break;
         }
     }
+#if defined(DM_STREAM)
+    if (p->stream) _mm_sfence();
+#endif
 }
 
 /* PADDING's FLOAT value in the tensor's type: NumPy's store of the float (truncated and saturated into an
@@ -1005,6 +1060,8 @@ static int32_t dm_padding(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
         p.pieces = (inner + p.piece - 1) / p.piece;
     }
     items = rows * p.pieces;
+    p.stream = elements * p.esize >= DM_STREAM_MIN_BYTES && (p.esize == 4 || p.esize == 8) &&
+               p.ds[p.rank - 1] == (int64_t)p.esize && p.ss[p.rank - 1] == (int64_t)p.esize;
     threads = dmlpy_choose_threads(dm_work(elements, p.esize, p.esize, 0), items, threadCount);
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, dm_pad_run, &p);
     dmlpy_output_unstage(&stage, 1);

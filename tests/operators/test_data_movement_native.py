@@ -298,6 +298,20 @@ def test_native_join_streams_long_runs_to_any_alignment_with_the_numpy_kernels_b
     assert_native_is_numpy(split, InputTensor=np.concatenate(parts))
 
 
+@pytest.mark.parametrize("mode", list(MODE), ids=lambda m: m.name)
+@pytest.mark.parametrize(("dtype", "sizes", "start", "end"), [
+    pytest.param(np.float64, (1, 3, 300, 301), (0, 1, 2, 3), (0, 2, 1, 0), id="FLOAT64 rows of 305: every row at another offset in its lines"),
+    pytest.param(np.int32, (2, 5, 211, 499), (1, 0, 3, 1), (0, 1, 0, 2), id="INT32 rows of 502, padded batches and channels"),
+])  # fmt: skip
+def test_native_padding_of_large_outputs_streams_every_row_with_the_numpy_kernels_bits(mode: MODE, dtype: Any, sizes: tuple[int, ...], start: tuple[int, ...], end: tuple[int, ...]) -> None:
+    """Outputs of 4 MB and more of 4- or 8-byte elements are written with non-temporal stores only."""
+    x = random_bits(np.random.default_rng(3), dtype, sizes)
+    out = tuple(n + a + b for n, a, b in zip(sizes, start, end, strict=True))
+    union = DML_SCALAR_UNION(Bytes=bytes(range(1, 9)))
+    desc = DML_PADDING1_OPERATOR_DESC(buffer_tensor(dtype, sizes), buffer_tensor(dtype, out), mode, buffer_tensor(dtype, (1,)).Desc.DataType, union, 4, list(start), list(end))
+    assert_native_is_numpy(desc, InputTensor=x)
+
+
 @pytest.mark.parametrize("seed", range(CASES))
 @pytest.mark.parametrize("operator", list(MAKERS))
 def test_native_gives_the_numpy_kernels_bits_on_random_shapes_layouts_and_types(operator: str, seed: int) -> None:
