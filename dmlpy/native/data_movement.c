@@ -13,8 +13,8 @@
  * are contiguous in both tensors merged, the innermost run a memcpy when it is contiguous in both, or a
  * per-pair element converter (CAST). The work items are the rows (every dim but the innermost) times
  * pieces of the innermost run (split when there are few rows), handed to dmlpy_parallel_for with the
- * shared thread rule (dmlpy_choose_threads); outputs of 4 MB and more are written with non-temporal
- * stores (SSE2, in the baseline of x86-64): copies in runs of 4 KB and more, and padded rows of 4- or
+ * shared thread rule (dmlpy_choose_threads); outputs too large for the last-level cache (and at least
+ * 4 MB) are written with non-temporal stores (SSE2, in the baseline of x86-64): copies in runs of 4 KB and more, and padded rows of 4- or
  * 8-byte elements whole (borders included, so no normal store lands in a line being combined). JOIN and SPLIT are one copy per part at its offset along
  * Axis, all parts' items in one parallel loop; SLICE/SLICE1 a copy with a start offset and scaled
  * strides; CAST a copy with a converter; PADDING a row loop that copies each row's interior with the same
@@ -37,12 +37,21 @@
 #include <emmintrin.h>
 #define DM_STREAM 1
 #endif
+#if defined(__linux__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
-/* Copies whose destination is at least this large, in contiguous runs of at least DM_STREAM_MIN_RUN
+/* Copies whose destination is larger than the last-level cache can hold for it (3/4 of its size, glibc
+ * memcpy's rule, and at least DM_STREAM_MIN_BYTES), in contiguous runs of at least DM_STREAM_MIN_RUN
  * bytes, store with non-temporal stores: the destination is not read into the cache first (a normal
- * store's read-for-ownership is a third of a large copy's memory traffic). */
+ * store's read-for-ownership is a third of a large copy's memory traffic). A destination the cache
+ * holds is better written normally: the next operator reads it from there (on a machine with a 300 MB
+ * last-level cache, non-temporal stores made Concat of 4x 8x64x56x56 1.5x slower when it was idle). */
 #ifndef DM_STREAM_MIN_BYTES
 #define DM_STREAM_MIN_BYTES ((uint64_t)4 << 20)
+#endif
+#ifndef DM_STREAM_USE_LLC /* 0: DM_STREAM_MIN_BYTES alone (to test the non-temporal paths on any machine) */
+#define DM_STREAM_USE_LLC 1
 #endif
 #ifndef DM_STREAM_MIN_RUN
 #define DM_STREAM_MIN_RUN 4096u
@@ -326,6 +335,23 @@ static inline void dm_row(uint32_t esize, dm_convert_fn convert, char* d, int64_
     }
 }
 
+/* The smallest destination written with non-temporal stores (read once; two first calls store the same value). */
+static uint64_t dm_stream_min_bytes(void) {
+    static volatile uint64_t cached = 0;
+    uint64_t bytes = cached;
+    if (bytes == 0) {
+        long llc = 0;
+#if defined(_SC_LEVEL3_CACHE_SIZE) && DM_STREAM_USE_LLC
+        llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+        bytes = llc > 0 ? (uint64_t)llc / 4 * 3 : 0;
+        if (bytes < DM_STREAM_MIN_BYTES) bytes = DM_STREAM_MIN_BYTES;
+        cached = bytes;
+    }
+    return bytes;
+}
+
 /* n contiguous bytes with non-temporal stores where the destination holds whole 16-byte units. */
 static void dm_copy_stream(char* d, const char* s, size_t n) {
 #if defined(DM_STREAM)
@@ -460,7 +486,7 @@ static void dm_job_execute(dm_job* job, uint64_t work, UINT threadCount) {
     for (i = 0; i < job->count; ++i) {
         dm_copy* c = &job->tasks[i].c;
         const unsigned last = c->rank - 1;
-        c->stream = out_bytes >= DM_STREAM_MIN_BYTES && c->convert == NULL && c->ds[last] == (int64_t)c->esize &&
+        c->stream = out_bytes >= dm_stream_min_bytes() && c->convert == NULL && c->ds[last] == (int64_t)c->esize &&
                     c->ss[last] == (int64_t)c->esize && c->sizes[last] * c->esize >= DM_STREAM_MIN_RUN;
         dm_copy_split(c, most);
         job->tasks[i].first = items;
@@ -1060,7 +1086,7 @@ static int32_t dm_padding(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
         p.pieces = (inner + p.piece - 1) / p.piece;
     }
     items = rows * p.pieces;
-    p.stream = elements * p.esize >= DM_STREAM_MIN_BYTES && (p.esize == 4 || p.esize == 8) &&
+    p.stream = elements * p.esize >= dm_stream_min_bytes() && (p.esize == 4 || p.esize == 8) &&
                p.ds[p.rank - 1] == (int64_t)p.esize && p.ss[p.rank - 1] == (int64_t)p.esize;
     threads = dmlpy_choose_threads(dm_work(elements, p.esize, p.esize, 0), items, threadCount);
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, dm_pad_run, &p);
