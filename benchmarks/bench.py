@@ -708,8 +708,83 @@ def gemm_workloads() -> list[Workload]:
     return [_gemm_workload(1, 2048, 1000), _gemm_workload(256, 768, 3072)]
 
 
+def _concat_workload(parts: int, shape: tuple[int, int, int, int]) -> Workload:
+    """JOIN of ``parts`` fp32 NCHW tensors along channels: ONNX Concat, torch.cat, np.concatenate(out=)."""
+    out = (shape[0], parts * shape[1], *shape[2:])
+    desc = dmlpy.DML_JOIN_OPERATOR_DESC(parts, [buffer_tensor(np.float32, shape)] * parts, buffer_tensor(np.float32, out), 1)
+    rng = np.random.default_rng(0)
+    inputs = {f"InputTensors[{i}]": rng.standard_normal(shape).astype(np.float32) for i in range(parts)}
+    names = [f"x{i}" for i in range(parts)]
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        graph = helper.make_graph([helper.make_node("Concat", names, ["y"], axis=1)], "concat",
+                                  [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(shape)) for n in names],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out))])  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        return torch.cat([t[f"InputTensors[{i}]"] for i in range(parts)], dim=1)
+
+    def numpy_peer(i: dict[str, np.ndarray]) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+        arrays, result = [i[f"InputTensors[{k}]"] for k in range(parts)], np.empty(out, np.float32)
+        return (lambda: np.concatenate(arrays, axis=1, out=result)), (lambda: result)
+
+    name = f"concat (JOIN) {parts}x {'x'.join(map(str, shape))} axis 1 fp32"
+    return Workload(name, desc, inputs, onnx_model, lambda i: {n: i[f"InputTensors[{k}]"] for k, n in enumerate(names)}, torch_fn,
+                    bytes_moved=2 * 4 * int(np.prod(out)), tolerance=0.0, numpy_peer=numpy_peer)  # fmt: skip
+
+
+def _pad_workload(shape: tuple[int, int, int, int], pad: int, mode: str) -> Workload:
+    """PADDING1 of the two spatial dims of an fp32 NCHW tensor: ONNX Pad, torch.nn.functional.pad."""
+    modes = {"constant": dmlpy.DML_PADDING_MODE.CONSTANT, "reflect": dmlpy.DML_PADDING_MODE.REFLECTION, "edge": dmlpy.DML_PADDING_MODE.EDGE}
+    out = (*shape[:2], shape[2] + 2 * pad, shape[3] + 2 * pad)
+    value = 0.5
+    desc = dmlpy.DML_PADDING1_OPERATOR_DESC(
+        buffer_tensor(np.float32, shape), buffer_tensor(np.float32, out), modes[mode], dmlpy.DML_TENSOR_DATA_TYPE.FLOAT32,
+        dmlpy.DML_SCALAR_UNION(Float32=value), 4, [0, 0, pad, pad], [0, 0, pad, pad],
+    )  # fmt: skip
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        pads = helper.make_tensor("pads", TensorProto.INT64, [8], [0, 0, pad, pad, 0, 0, pad, pad])
+        fill = helper.make_tensor("value", TensorProto.FLOAT, [], [value])
+        graph = helper.make_graph([helper.make_node("Pad", ["x", "pads", "value"], ["y"], mode=mode)], "pad",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out))], initializer=[pads, fill])  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch.nn.functional as F  # noqa: N812, PLC0415
+
+        torch_mode = {"edge": "replicate"}.get(mode, mode)
+        return F.pad(t["InputTensor"], (pad,) * 4, mode=torch_mode, value=value) if mode == "constant" else F.pad(t["InputTensor"], (pad,) * 4, mode=torch_mode)
+
+    name = f"pad (PADDING1 {mode.upper()}) {'x'.join(map(str, shape))} by {pad} on H, W fp32"
+    return Workload(name, desc, {"InputTensor": x}, onnx_model, lambda i: {"x": i["InputTensor"]}, torch_fn,
+                    bytes_moved=4 * (int(np.prod(shape)) + int(np.prod(out))), tolerance=0.0)  # fmt: skip
+
+
+def data_movement_workloads() -> list[Workload]:
+    """JOIN (Concat) of four 1x64x56x56 and of four 8x64x56x56; PADDING1 (Pad) by 1 of 1x64x56x56 and by 2 of 8x64x112x112."""
+    return [
+        _concat_workload(4, (1, 64, 56, 56)),
+        _concat_workload(4, (8, 64, 56, 56)),
+        _pad_workload((1, 64, 56, 56), 1, "constant"),
+        _pad_workload((1, 64, 56, 56), 1, "reflect"),
+        _pad_workload((8, 64, 112, 112), 2, "constant"),
+        _pad_workload((8, 64, 112, 112), 2, "reflect"),
+    ]
+
+
 WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [
-    pooling_workloads, space_depth_workloads, convolution_workloads, gemm_workloads, element_wise_workloads, resize_workloads, normalization_workloads,
+    pooling_workloads, space_depth_workloads, convolution_workloads, gemm_workloads, element_wise_workloads, data_movement_workloads,
+    resize_workloads, normalization_workloads,
 ]
 
 

@@ -101,11 +101,23 @@ class Lowered:
 
     def _field(self, value: Any, c_type: Any) -> Any:
         ffi = _ffi
+        if c_type.kind == "union":  # DML_SCALAR_UNION: its 8 bytes as the desc holds them
+            union = ffi.new(f"{c_type.cname}*")
+            ffi.memmove(union, value.to_bytes(), ffi.sizeof(c_type))
+            self._keep.append(union)
+            return union[0]
         if c_type.kind != "pointer":
             return float(value) if c_type.kind == "primitive" and c_type.cname in ("float", "double") else int(value)
         if value is None:
             return ffi.NULL
         pointee = c_type.item
+        if pointee.kind == "struct" and isinstance(value, (list, tuple)):  # a tensor array (JOIN's InputTensors)
+            array = ffi.new(f"{pointee.cname}[]", max(1, len(value)))
+            self._keep.append(array)
+            for i, element in enumerate(value):
+                for name, field_type in ffi.typeof(pointee.cname).fields:
+                    setattr(array[i], name, self._field(getattr(element, name), field_type.type))
+            return array
         if pointee.kind == "struct":  # DML_TENSOR_DESC* or DML_OPERATOR_DESC* (a fused activation)
             if pointee.cname.endswith("DML_OPERATOR_DESC") and not isinstance(value, DML_OPERATOR_DESC):
                 value = operator_desc(value)

@@ -38,12 +38,13 @@ static int32_t space_depth_avx512(DMLPY_KERNEL_PARAMS) {
 
 static const dmlpy_kernels dmlpy_variants[] = {
     {"baseline", dmlpy_average_pooling, dmlpy_space_depth, dmlpy_convolution, dmlpy_element_wise, dmlpy_max_pooling,
-     dmlpy_resample, dmlpy_normalization, dmlpy_gemm},
+     dmlpy_resample, dmlpy_normalization, dmlpy_gemm, dmlpy_data_movement},
 #if DMLPY_ISA_VARIANTS
     {"avx2", dmlpy_average_pooling_avx2, dmlpy_space_depth_avx2, dmlpy_convolution_avx2, dmlpy_element_wise_avx2,
-     dmlpy_max_pooling_avx2, dmlpy_resample_avx2, dmlpy_normalization_avx2, dmlpy_gemm_avx2},
+     dmlpy_max_pooling_avx2, dmlpy_resample_avx2, dmlpy_normalization_avx2, dmlpy_gemm_avx2, dmlpy_data_movement},
     {"avx512", dmlpy_average_pooling_avx512, space_depth_avx512, dmlpy_convolution_avx512,
-     dmlpy_element_wise_avx512, dmlpy_max_pooling_avx512, dmlpy_resample_avx512, dmlpy_normalization_avx512, dmlpy_gemm_avx512},
+     dmlpy_element_wise_avx512, dmlpy_max_pooling_avx512, dmlpy_resample_avx512, dmlpy_normalization_avx512, dmlpy_gemm_avx512,
+     dmlpy_data_movement},
 #endif
 };
 #define DMLPY_VARIANT_COUNT ((int)(sizeof dmlpy_variants / sizeof dmlpy_variants[0]))

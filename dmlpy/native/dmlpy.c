@@ -82,6 +82,18 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ACTIVATION_LOG_SOFTMAX:
     case DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1:
         return kernels->normalization(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_JOIN:
+    case DML_OPERATOR_SPLIT:
+    case DML_OPERATOR_SLICE:
+    case DML_OPERATOR_SLICE1:
+    case DML_OPERATOR_PADDING:
+    case DML_OPERATOR_PADDING1:
+    case DML_OPERATOR_CAST:
+    case DML_OPERATOR_GATHER:
+    case DML_OPERATOR_GATHER_ELEMENTS:
+    case DML_OPERATOR_GATHER_ND:
+    case DML_OPERATOR_GATHER_ND1:
+        return kernels->data_movement(desc, inputCount, inputs, outputCount, outputs, threadCount);
     default:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
     }

@@ -131,6 +131,12 @@ int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_B
                    UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
 
+/* JOIN (63), SPLIT (62), SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155), CAST (61), GATHER (67),
+ * GATHER_ELEMENTS (107), GATHER_ND (108), GATHER_ND1 (140): data_movement.c (baseline only: memory-bound copies gain nothing from wider
+ * vectors the compiler's memcpy does not already use). */
+int32_t dmlpy_data_movement(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                            UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 /* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
 
 typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -139,7 +145,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization, gemm;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization, gemm, data_movement;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

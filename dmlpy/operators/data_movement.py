@@ -87,7 +87,7 @@ def _axis_ok(ctx: Checker, rule_: Any, axis: int, rank: int, path: str) -> bool:
 def _sizes_along_axis(ctx: Checker, desc: Any, path: str, whole_name: str, whole: DML_BUFFER_TENSOR_DESC | None,
                       parts_name: str, parts: list[DML_BUFFER_TENSOR_DESC | None], axis_rule: Any, sizes_rule: Any) -> list[int] | None:  # fmt: skip
     """JOIN's inputs and SPLIT's outputs ("parts") match the other tensor off the axis; returns their sizes along it."""
-    if whole is None or whole.Sizes is None or not parts or any(p is None for p in parts):
+    if whole is None or whole.Sizes is None or parts is None or any(p is None for p in parts):
         return None
     rank = len(whole.Sizes)
     if not _axis_ok(ctx, axis_rule, desc.Axis, rank, path):
@@ -107,7 +107,9 @@ def _sizes_along_axis(ctx: Checker, desc: Any, path: str, whole_name: str, whole
 def _check_join(ctx: Checker, desc: DML_JOIN_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     y = buffers["OutputTensor"]
     along = _sizes_along_axis(ctx, desc, path, "OutputTensor", y, "InputTensors", buffers["InputTensors"], JOIN_AXIS, JOIN_SIZES)
-    if along is not None:
+    if along == []:  # no inputs: their sum along Axis is 0, and sizes are at least 1
+        ctx.check(False, JOIN_OUTPUT, f"{path}.InputCount", actual=0, expected=">= 1", message=f"is 0: no inputs sum to OutputTensor.Sizes[{desc.Axis}] = {y.Sizes[desc.Axis]}")
+    elif along is not None:
         actual, axis = y.Sizes[desc.Axis], desc.Axis
         ctx.check(actual == sum(along), JOIN_OUTPUT, f"{path}.OutputTensor.Sizes[{axis}]", actual=actual, expected=sum(along),
                   message=f"is {actual}, expected the inputs' sum {' + '.join(map(str, along))} = {sum(along)}")  # fmt: skip
@@ -116,7 +118,9 @@ def _check_join(ctx: Checker, desc: DML_JOIN_OPERATOR_DESC, path: str, buffers: 
 def _check_split(ctx: Checker, desc: DML_SPLIT_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
     x = buffers["InputTensor"]
     along = _sizes_along_axis(ctx, desc, path, "InputTensor", x, "OutputTensors", buffers["OutputTensors"], SPLIT_AXIS, SPLIT_SIZES)
-    if along is not None:
+    if along == []:  # no outputs: their sum along Axis is 0, and sizes are at least 1
+        ctx.check(False, SPLIT_OUTPUT, f"{path}.OutputCount", actual=0, expected=">= 1", message=f"is 0: no outputs sum to InputTensor.Sizes[{desc.Axis}] = {x.Sizes[desc.Axis]}")
+    elif along is not None:
         wanted, axis = x.Sizes[desc.Axis], desc.Axis
         ctx.check(sum(along) == wanted, SPLIT_OUTPUT, f"{path}.OutputTensors[{len(along) - 1}].Sizes[{axis}]", actual=along[-1], expected=wanted - sum(along[:-1]),
                   message=f"is {along[-1]}: the outputs' sizes along Axis {' + '.join(map(str, along))} = {sum(along)}, expected InputTensor.Sizes[{axis}] = {wanted}")  # fmt: skip
@@ -337,7 +341,9 @@ def _padding_value(desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC,
     tensor's type, truncated and saturated to an integer tensor's (docs/deviations.md)."""
     if isinstance(desc, DML_PADDING1_OPERATOR_DESC):
         return scalar_value(desc.PaddingValue, desc.PaddingValueDataType)
-    return store(np.float64(desc.PaddingValue), dtype)
+    with np.errstate(over="ignore"):
+        value = np.float32(desc.PaddingValue)  # the C field is a FLOAT: its value is the float32 one
+    return store(np.float64(value), dtype)
 
 
 def _padding(desc: DML_PADDING_OPERATOR_DESC | DML_PADDING1_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
@@ -356,7 +362,8 @@ def _cast(desc: DML_CAST_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) ->
     nearest even (overflowing to infinity); integers into integers keep the low bits (docs/deviations.md)."""
     x, dtype = inputs["InputTensor"], _dtype(desc.OutputTensor)
     if x.dtype.kind == "f" and dtype.kind in "iu":
-        return {"OutputTensor": store(x, dtype)}
+        with np.errstate(invalid="ignore"):  # a signaling NaN warns in trunc; store writes 0 for it
+            return {"OutputTensor": store(x, dtype)}
     with np.errstate(over="ignore", invalid="ignore"):
         return {"OutputTensor": x.astype(dtype)}
 
@@ -400,6 +407,10 @@ def _gather_nd(desc: DML_GATHER_ND_OPERATOR_DESC | DML_GATHER_ND1_OPERATOR_DESC,
     return {"OutputTensor": picked.reshape(_sizes(desc.OutputTensor))}
 
 
+KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
+# The operators dmlpy/native/data_movement.c runs, every valid desc of them (all their types are whole bytes).
+NATIVE = frozenset(KERNELS)
+
 for _type, _class, _check, _kernel in (
     (OP.JOIN, DML_JOIN_OPERATOR_DESC, _check_join, _join),
     (OP.SPLIT, DML_SPLIT_OPERATOR_DESC, _check_split, _split),
@@ -414,9 +425,8 @@ for _type, _class, _check, _kernel in (
     (OP.GATHER_ND, DML_GATHER_ND_OPERATOR_DESC, _check_gather_nd, _gather_nd),
     (OP.GATHER_ND1, DML_GATHER_ND1_OPERATOR_DESC, _check_gather_nd, _gather_nd),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True))
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=_type in NATIVE, generic_rules=True))
 
-KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
 
 __all__ = [
     "DML_CAST_OPERATOR_DESC",
@@ -432,6 +442,7 @@ __all__ = [
     "DML_SPLIT_OPERATOR_DESC",
     "DML_TILE_OPERATOR_DESC",
     "KERNELS",
+    "NATIVE",
     "gather_nd_output_sizes",
     "gather_output_sizes",
     "safe_indices",

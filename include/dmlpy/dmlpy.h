@@ -62,6 +62,13 @@ enum {
  *   BiasTensor), 1 output (OutputTensor).
  *   MAX_POOLING (58): 1 input (InputTensor), 1 output (OutputTensor). MAX_POOLING1 (91), MAX_POOLING2 (110):
  *   1 input, 2 outputs (OutputTensor, OutputIndicesTensor; Data NULL when the desc has no indices).
+ *   A tensor array takes one slot per element, in array order:
+ *   JOIN (63): InputCount inputs (InputTensors[0 .. InputCount-1]), 1 output (OutputTensor).
+ *   SPLIT (62): 1 input (InputTensor), OutputCount outputs (OutputTensors[0 .. OutputCount-1]).
+ *   SLICE (60), SLICE1 (111), PADDING (64), PADDING1 (155), CAST (61): 1 input (InputTensor), 1 output
+ *   (OutputTensor).
+ *   GATHER (67), GATHER_ELEMENTS (107), GATHER_ND (108), GATHER_ND1 (140): 2 inputs (InputTensor, IndicesTensor), 1 output (OutputTensor);
+ *   an index outside its axis is clamped into it (a negative signed one counts from the end first).
  * threadCount: number of threads to use at most; 0 = all online cores. Small problems run on the
  *   calling thread only.
  * Returns DMLPY_OK or one of the DMLPY_E_* codes; on error nothing has been written. */

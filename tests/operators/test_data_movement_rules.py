@@ -149,6 +149,8 @@ def test_a_valid_data_movement_desc_has_no_finding(value: Any, level: FL) -> Non
         pytest.param(join(axis=4), FL.LEVEL_1_0, "JOIN.AXIS_RANGE", f"{JOIN}.Axis", id="JOIN Axis 4 of 4-D tensors"),
         pytest.param(join(((1, 1, 2, 3), (1, 1, 4, 3)), (1, 1, 6, 3, 1)), FL.LEVEL_3_0, "TENSOR.SAME_DIMENSION_COUNT", f"{JOIN}.OutputTensor.DimensionCount", id="JOIN output 5-D, inputs 4-D"),
         pytest.param(join(((2, 1), (2, 3)), (2, 4), 1), FL.LEVEL_4_0, "TENSOR.DIMENSION_COUNT_SUPPORT", f"{JOIN}.InputTensors[0].DimensionCount", id="2-D JOIN before FL 4.1"),
+        pytest.param(join(inputs=()), FL.LEVEL_1_0, "JOIN.OUTPUT_SIZE", f"{JOIN}.InputCount", id="JOIN of no inputs: their sum 0 is no size"),
+        pytest.param(split(outputs=()), FL.LEVEL_1_0, "SPLIT.OUTPUT_SIZE", f"{SPLIT}.OutputCount", id="SPLIT into no outputs: their sum 0 is no size"),
         pytest.param(split(outputs=((1, 1, 2, 3), (1, 1, 3, 3))), FL.LEVEL_1_0, "SPLIT.OUTPUT_SIZE", f"{SPLIT}.OutputTensors[1].Sizes[2]", id="SPLIT outputs 2 + 3 = 5 rows of an input of 6"),
         pytest.param(split(outputs=((1, 1, 2, 3), (1, 2, 4, 3))), FL.LEVEL_1_0, "SPLIT.SAME_SIZES", f"{SPLIT}.OutputTensors[1].Sizes[1]", id="SPLIT output 1 has 2 channels, the input 1"),
         pytest.param(split(axis=7), FL.LEVEL_1_0, "SPLIT.AXIS_RANGE", f"{SPLIT}.Axis", id="SPLIT Axis 7 of 4-D tensors"),
