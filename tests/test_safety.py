@@ -301,7 +301,7 @@ def test_an_output_in_a_prot_read_mmap_is_an_error_not_a_segfault() -> None:
         import mmap, numpy as np, dmlpy
         desc = dmlpy.DML_AVERAGE_POOLING_OPERATOR_DESC(dmlpy.buffer_tensor("float32", [1, 1, 4, 4]), dmlpy.buffer_tensor("float32", [1, 1, 2, 2]),
                                                        2, [2, 2], [2, 2], [0, 0], [0, 0], True)
-        for backend in ["native", "numpy"]:
+        for backend in ["native", "numpy"] if dmlpy.native_available() else ["numpy"]:
             device = dmlpy.create_device(backend=backend)
             compiled = device.compile_operator(device.create_operator(desc))
             x, y = dmlpy.Buffer.from_array(np.arange(16, dtype=np.float32)), dmlpy.Buffer(16)
@@ -321,7 +321,8 @@ def test_an_output_in_a_prot_read_mmap_is_an_error_not_a_segfault() -> None:
                 print(backend, [f.rule for f in error.findings])
     """)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split("\n")[:2] == ["native ['BINDING.READ_ONLY_BUFFER']", "numpy ['BINDING.READ_ONLY_BUFFER']"]
+    expected = ["native ['BINDING.READ_ONLY_BUFFER']"] * dmlpy.native_available() + ["numpy ['BINDING.READ_ONLY_BUFFER']"]
+    assert result.stdout.split("\n")[: len(expected)] == expected
 
 
 @pytest.mark.parametrize("memory", READ_ONLY)
