@@ -32,6 +32,8 @@
 #include "half.h"
 
 #define MP_COLUMN_CAP ((uint64_t)1 << 20)
+/* per-worker scratch lengths rounded up to 16 elements: every worker's block starts on a 64-byte line */
+#define MP_PAD16(n) (((uint64_t)(n) + 15) & ~(uint64_t)15)
 
 typedef struct mp_plan {
     int half;          /* FLOAT16 input and output */
@@ -143,13 +145,14 @@ static void mp_row(const mp_plan* p, uint64_t n, uint64_t c, uint64_t od, uint64
 
     {
         const uint64_t wk = worker, s_w = p->str[2], d_w = p->dil[2], a = p->ow_a, b = p->ow_b;
-        float* vmax = p->vmax + wk * W;
-        uint32_t* vrow = p->vrow + wk * W;
-        float* hbest = p->hbest + wk * OW;
-        uint32_t* hrow = p->hrow + wk * OW;
-        uint32_t* hcol = p->hcol + wk * OW;
-        uint64_t* rowsrc = p->rowsrc + wk * p->rows_cap;
-        uint64_t* rowlin = p->rowlin + wk * p->rows_cap;
+        /* each worker's scratch starts on its own cache lines (no false sharing between threads) */
+        float* vmax = p->vmax + wk * MP_PAD16(W);
+        uint32_t* vrow = p->vrow + wk * MP_PAD16(W);
+        float* hbest = p->hbest + wk * MP_PAD16(OW);
+        uint32_t* hrow = p->hrow + wk * MP_PAD16(OW);
+        uint32_t* hcol = p->hcol + wk * MP_PAD16(OW);
+        uint64_t* rowsrc = p->rowsrc + wk * MP_PAD16(p->rows_cap);
+        uint64_t* rowlin = p->rowlin + wk * MP_PAD16(p->rows_cap);
         uint32_t kd, kh, row = 0;
         uint64_t w, kw;
         for (kd = kd0; kd < kd1; ++kd) {
@@ -456,13 +459,13 @@ int32_t dmlpy_max_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     if (p.rows_cap > MP_COLUMN_CAP) p.direct = 1;
     if (!p.direct) {
         const uint64_t W = p.in[2], OW = p.out[2], R = p.rows_cap;
-        p.vmax = (float*)malloc(sizeof(float) * W * threads);
-        p.vrow = (uint32_t*)malloc(sizeof(uint32_t) * W * threads);
-        p.hbest = (float*)malloc(sizeof(float) * OW * threads);
-        p.hrow = (uint32_t*)malloc(sizeof(uint32_t) * OW * threads);
-        p.hcol = (uint32_t*)malloc(sizeof(uint32_t) * OW * threads);
-        p.rowsrc = (uint64_t*)malloc(sizeof(uint64_t) * R * threads);
-        p.rowlin = (uint64_t*)malloc(sizeof(uint64_t) * R * threads);
+        p.vmax = (float*)aligned_alloc(64, sizeof(float) * MP_PAD16(W) * threads);
+        p.vrow = (uint32_t*)aligned_alloc(64, sizeof(uint32_t) * MP_PAD16(W) * threads);
+        p.hbest = (float*)aligned_alloc(64, sizeof(float) * MP_PAD16(OW) * threads);
+        p.hrow = (uint32_t*)aligned_alloc(64, sizeof(uint32_t) * MP_PAD16(OW) * threads);
+        p.hcol = (uint32_t*)aligned_alloc(64, sizeof(uint32_t) * MP_PAD16(OW) * threads);
+        p.rowsrc = (uint64_t*)aligned_alloc(64, sizeof(uint64_t) * MP_PAD16(R) * threads);
+        p.rowlin = (uint64_t*)aligned_alloc(64, sizeof(uint64_t) * MP_PAD16(R) * threads);
         if (!p.vmax || !p.vrow || !p.hbest || !p.hrow || !p.hcol || !p.rowsrc || !p.rowlin) p.direct = 1;
     }
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, mp_run, &p);
