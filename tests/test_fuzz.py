@@ -36,7 +36,7 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -597,21 +597,28 @@ MUTATIONS: list[tuple[Callable[[Plan, np.random.Generator], str], int]] = [
     (m_owned, 2),
     (m_steps, 5),
 ]
-_WEIGHTS = np.array([w for _, w in MUTATIONS], dtype=float) / sum(w for _, w in MUTATIONS)
 
 
-def make_case(batch: int, index: int) -> Plan:
-    rng = np.random.default_rng([SEED, batch, index])
-    plan = valid_case(rng)
-    count = int(rng.choice([0, 1, 1, 2, 2, 3]))
-    for _ in range(count):
-        mutation = MUTATIONS[int(rng.choice(len(MUTATIONS), p=_WEIGHTS))][0]
+Mutation = Callable[[Any, np.random.Generator], str]
+
+
+def mutate(plan: Any, rng: np.random.Generator, mutations: Sequence[tuple[Mutation, int]], counts: Sequence[int] = (0, 1, 1, 2, 2, 3)) -> Any:
+    """Applies a count drawn from ``counts`` of mutations, each drawn by weight, logging each on the plan
+    (every fuzz file's cases are a valid case run through this)."""
+    weights = np.array([w for _, w in mutations], dtype=float)
+    for _ in range(int(rng.choice(list(counts)))):
+        mutation = mutations[int(rng.choice(len(mutations), p=weights / weights.sum()))][0]
         try:
             line = mutation(plan, rng)
         except Exception as error:  # noqa: BLE001 - helpers choke on descs earlier mutations broke
             line = f"not applied to the already broken desc ({type(error).__name__})"
         plan.log.append(f"{mutation.__name__}: {line}")
     return plan
+
+
+def make_case(batch: int, index: int) -> Plan:
+    rng = np.random.default_rng([SEED, batch, index])
+    return mutate(valid_case(rng), rng, MUTATIONS)
 
 
 # ---------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from test_fuzz import (
     UINT_NONSENSE,
     CaseTimeout,
     Guards,
+    mutate,
     pick,
     run_batch,
     sane_int,
@@ -570,20 +571,12 @@ MUTATIONS: list[tuple[Callable[[Plan, np.random.Generator], str], int]] = [
     (m_extreme_valid, 4), (m_output_sizes, 2), (m_feature_level, 1), (m_binding, 6), (m_binding_list, 2), (m_bias_binding, 3),
     (m_shared_buffer, 1), (m_owned, 2), (m_steps, 4),
 ]  # fmt: skip
-_WEIGHTS = np.array([w for _, w in MUTATIONS], dtype=float) / sum(w for _, w in MUTATIONS)
 
 
 def make_case(batch: int, index: int, valid: Callable[[np.random.Generator], Plan] = valid_case, stream: int = 0) -> Plan:
     rng = np.random.default_rng([SEED, batch, index] if not stream else [SEED, stream, batch, index])
     plan = valid(rng)
-    for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3]))):
-        mutation = MUTATIONS[int(rng.choice(len(MUTATIONS), p=_WEIGHTS))][0]
-        try:
-            line = mutation(plan, rng)
-        except Exception as error:  # noqa: BLE001 - helpers choke on descs earlier mutations broke
-            line = f"not applied to the already broken desc ({type(error).__name__})"
-        plan.log.append(f"{mutation.__name__}: {line}")
-    return plan
+    return mutate(plan, rng, MUTATIONS)
 
 
 # ---------------------------------------------------------------------------------------

@@ -140,21 +140,9 @@ SINGLE_MUTATIONS: list[tuple[Callable[[Any, np.random.Generator], str], int]] = 
 ]
 
 
-def _mutate(plan: Any, rng: np.random.Generator, mutations: list[tuple[Callable[[Any, np.random.Generator], str], int]]) -> Any:
-    weights = np.array([w for _, w in mutations], dtype=float)
-    for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3]))):
-        mutation = mutations[int(rng.choice(len(mutations), p=weights / weights.sum()))][0]
-        try:
-            line = mutation(plan, rng)
-        except Exception as error:  # noqa: BLE001 - helpers choke on descs earlier mutations broke
-            line = f"not applied to the already broken desc ({type(error).__name__})"
-        plan.log.append(f"{mutation.__name__}: {line}")
-    return plan
-
-
 def make_single_case(batch: int, index: int) -> base.Plan:
     rng = np.random.default_rng([SEED, 1, batch, index])
-    return _mutate(single_valid_case(rng), rng, SINGLE_MUTATIONS)
+    return base.mutate(single_valid_case(rng), rng, SINGLE_MUTATIONS)
 
 
 # ---------------------------------------------------------------------------------------
@@ -280,7 +268,7 @@ MULTI_MUTATIONS: list[tuple[Callable[[Any, np.random.Generator], str], int]] = [
 
 def make_multi_case(batch: int, index: int) -> MultiCase:
     rng = np.random.default_rng([SEED, 2, batch, index])
-    return _mutate(multi_valid_case(rng), rng, MULTI_MUTATIONS)
+    return base.mutate(multi_valid_case(rng), rng, MULTI_MUTATIONS)
 
 
 def _bind(case: MultiCase, side: str, slots: list[Any], guards: base.Guards, rng: np.random.Generator) -> list[Any]:

@@ -275,43 +275,35 @@ typedef struct mp_fields {
     const UINT *strides, *window, *start, *end, *dilations;
 } mp_fields;
 
+/* The three structs share their leading fields (MAX_POOLING1 and 2 add OutputIndicesTensor after OutputTensor). */
+#define MP_READ_COMMON(d)                 \
+    do {                                  \
+        f->input = (d)->InputTensor;      \
+        f->output = (d)->OutputTensor;    \
+        f->count = (d)->DimensionCount;   \
+        f->strides = (d)->Strides;        \
+        f->window = (d)->WindowSize;      \
+        f->start = (d)->StartPadding;     \
+        f->end = (d)->EndPadding;         \
+    } while (0)
+
 static int32_t mp_read_fields(const DML_OPERATOR_DESC* desc, mp_fields* f) {
     memset(f, 0, sizeof *f);
     if (desc->Desc == NULL) return DMLPY_E_NULL_ARGUMENT;
     switch (desc->Type) {
-    case DML_OPERATOR_MAX_POOLING: {
-        const DML_MAX_POOLING_OPERATOR_DESC* d = (const DML_MAX_POOLING_OPERATOR_DESC*)desc->Desc;
-        f->input = d->InputTensor;
-        f->output = d->OutputTensor;
-        f->count = d->DimensionCount;
-        f->strides = d->Strides;
-        f->window = d->WindowSize;
-        f->start = d->StartPadding;
-        f->end = d->EndPadding;
+    case DML_OPERATOR_MAX_POOLING:
+        MP_READ_COMMON((const DML_MAX_POOLING_OPERATOR_DESC*)desc->Desc);
         break;
-    }
     case DML_OPERATOR_MAX_POOLING1: {
         const DML_MAX_POOLING1_OPERATOR_DESC* d = (const DML_MAX_POOLING1_OPERATOR_DESC*)desc->Desc;
-        f->input = d->InputTensor;
-        f->output = d->OutputTensor;
+        MP_READ_COMMON(d);
         f->indices = d->OutputIndicesTensor;
-        f->count = d->DimensionCount;
-        f->strides = d->Strides;
-        f->window = d->WindowSize;
-        f->start = d->StartPadding;
-        f->end = d->EndPadding;
         break;
     }
     case DML_OPERATOR_MAX_POOLING2: {
         const DML_MAX_POOLING2_OPERATOR_DESC* d = (const DML_MAX_POOLING2_OPERATOR_DESC*)desc->Desc;
-        f->input = d->InputTensor;
-        f->output = d->OutputTensor;
+        MP_READ_COMMON(d);
         f->indices = d->OutputIndicesTensor;
-        f->count = d->DimensionCount;
-        f->strides = d->Strides;
-        f->window = d->WindowSize;
-        f->start = d->StartPadding;
-        f->end = d->EndPadding;
         f->dilations = d->Dilations;
         if (f->dilations == NULL) return DMLPY_E_NULL_ARGUMENT;
         break;
@@ -322,6 +314,7 @@ static int32_t mp_read_fields(const DML_OPERATOR_DESC* desc, mp_fields* f) {
     if (f->strides == NULL || f->window == NULL || f->start == NULL || f->end == NULL) return DMLPY_E_NULL_ARGUMENT;
     return DMLPY_OK;
 }
+#undef MP_READ_COMMON
 
 int32_t dmlpy_max_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                           UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount) {

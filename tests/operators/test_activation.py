@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from activation_oracles import ALL, Activation, onnx_activation_nodes, oracle_activation, run_onnx
+from activation_oracles import ALL, MORE, Activation, onnx_activation_nodes, oracle_activation, run_onnx
 from conftest import assert_rule, rule_ids
+from test_activation_kernels_more import HAND_COMPUTED as MORE_HAND_COMPUTED
 
 import dmlpy
 from dmlpy import D3D12_RESOURCE_BARRIER
@@ -50,6 +51,9 @@ HAND_COMPUTED = [
     pytest.param(Activation("GELU"), [-0.04550026389635842, -0.15426876936299344, 0.0, 0.34573123063700656, 1.9544997361036416], id="GELU(2) is 2 * Phi(2)"),
 ]
 
+# with the activations test_activation_kernels_more.py adds, values worked from their pages
+EVERY_HAND_COMPUTED = HAND_COMPUTED + MORE_HAND_COMPUTED
+
 
 def standalone(activation: Activation, sizes: tuple[int, ...] = (1, 1, 1, 5), dtype: Any = np.float32, out_sizes: tuple[int, ...] | None = None,
                out_dtype: Any = None) -> Any:  # fmt: skip
@@ -57,20 +61,20 @@ def standalone(activation: Activation, sizes: tuple[int, ...] = (1, 1, 1, 5), dt
 
 
 @pytest.mark.doc_example
-@pytest.mark.parametrize(("activation", "expected"), HAND_COMPUTED)
+@pytest.mark.parametrize(("activation", "expected"), EVERY_HAND_COMPUTED)
 def test_activation_matches_hand_computed_values(device: dmlpy.Device, activation: Activation, expected: list[float]) -> None:
     y = dmlpy.run(standalone(activation), device=device, InputTensor=X)
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.ravel(), np.array(expected, dtype=np.float32), rtol=2e-7, atol=1e-7)
 
 
-@pytest.mark.parametrize(("activation", "expected"), HAND_COMPUTED)
+@pytest.mark.parametrize(("activation", "expected"), EVERY_HAND_COMPUTED)
 def test_the_test_oracle_matches_the_hand_computed_values(activation: Activation, expected: list[float]) -> None:
     """The element-wise oracle the convolution tests use must itself be right."""
     np.testing.assert_allclose(oracle_activation(activation, X).ravel(), expected, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("activation", ALL, ids=str)
+@pytest.mark.parametrize("activation", ALL + MORE, ids=str)
 @pytest.mark.parametrize(
     ("sizes", "dtype"),
     [((2, 3, 4, 5), np.float32), ((7,), np.float32), ((2, 1, 2, 1, 2, 1, 2, 3), np.float32), ((3, 2, 4, 5, 2), np.float16)],

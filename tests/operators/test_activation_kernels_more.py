@@ -72,35 +72,8 @@ HAND_COMPUTED = [
 ]
 
 
-@pytest.mark.doc_example
-@pytest.mark.parametrize(("activation", "expected"), HAND_COMPUTED)
-def test_activation_matches_values_worked_from_its_page(device: dmlpy.Device, activation: Activation, expected: list[float]) -> None:
-    y = dmlpy.run(standalone(activation), device=device, InputTensor=X)
-    assert y.dtype == np.float32
-    np.testing.assert_allclose(y.ravel(), np.array(expected, dtype=np.float32), rtol=2e-7, atol=1e-7)
-
-
-@pytest.mark.parametrize(("activation", "expected"), HAND_COMPUTED)
-def test_the_shared_oracle_matches_the_worked_values(activation: Activation, expected: list[float]) -> None:
-    """The convolution tests apply these activations through the oracle: it must itself be right."""
-    np.testing.assert_allclose(oracle_activation(activation, X).ravel(), expected, rtol=1e-12, atol=1e-15)
-
-
-@pytest.mark.parametrize("activation", MORE, ids=str)
-@pytest.mark.parametrize(
-    ("sizes", "dtype"),
-    [((2, 3, 4, 5), np.float32), ((7,), np.float32), ((2, 1, 2, 1, 2, 1, 2, 3), np.float32), ((3, 2, 4, 5, 2), np.float16)],
-    ids=["4-D fp32", "1-D fp32", "8-D fp32", "5-D fp16"],
-)
-def test_activation_agrees_with_onnxruntime(device: dmlpy.Device, activation: Activation, sizes: tuple[int, ...], dtype: Any) -> None:
-    pytest.importorskip("onnxruntime")
-    x = np.random.default_rng(len(sizes)).uniform(-4, 4, size=sizes).astype(dtype)
-    y = dmlpy.run(standalone(activation, sizes, dtype), device=device, InputTensor=x)
-    nodes, initializers = onnx_activation_nodes(activation, "X", "Y")
-    expected = run_onnx(nodes, initializers, {"X": x.astype(np.float32)})
-    tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-3, "atol": 1e-3}
-    assert y.dtype == dtype
-    np.testing.assert_allclose(y.astype(np.float64), expected, **tolerance, err_msg=str(activation))
+# The hand-computed values above and MORE run through test_activation.py's tests of every activation
+# (values worked from the page, the shared oracle, onnxruntime at four ranks and two types).
 
 
 def test_hard_swish_with_onnx_constants_is_onnx_hardswish(device: dmlpy.Device) -> None:

@@ -407,20 +407,12 @@ MUTATIONS: list[tuple[Callable[[base.Plan, np.random.Generator], str], int]] = [
     (base.m_shared_buffer, 1),
     (base.m_steps, 2),
 ]
-_WEIGHTS = np.array([w for _, w in MUTATIONS], dtype=float) / sum(w for _, w in MUTATIONS)
 
 
 def make_case(batch: int, index: int) -> base.Plan:
     rng = np.random.default_rng([SEED, batch, index])
     plan = valid_case(rng)
-    for _ in range(int(rng.choice([0, 1, 1, 2, 3]))):
-        mutation = MUTATIONS[int(rng.choice(len(MUTATIONS), p=_WEIGHTS))][0]
-        try:
-            line = mutation(plan, rng)
-        except Exception as error:  # noqa: BLE001 - helpers choke on descs earlier mutations broke
-            line = f"not applied to the already broken desc ({type(error).__name__})"
-        plan.log.append(f"{mutation.__name__}: {line}")
-    return plan
+    return base.mutate(plan, rng, MUTATIONS, counts=(0, 1, 1, 2, 3))
 
 
 @pytest.mark.parametrize("batch", range(BATCHES))

@@ -445,20 +445,12 @@ MUTATIONS: list[tuple[Callable[[Any, np.random.Generator], str], int]] = [
     (base.m_owned, 2),
     (base.m_steps, 4),
 ]
-_WEIGHTS = np.array([w for _, w in MUTATIONS], dtype=float) / sum(w for _, w in MUTATIONS)
 
 
 def make_fuzz_case(batch: int, index: int) -> Any:
     rng = np.random.default_rng([FUZZ_SEED, batch, index])
     plan = fuzz_valid_case(rng)
-    for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3]))):
-        mutation = MUTATIONS[int(rng.choice(len(MUTATIONS), p=_WEIGHTS))][0]
-        try:
-            line = mutation(plan, rng)
-        except Exception as error:  # noqa: BLE001 - helpers choke on descs earlier mutations broke
-            line = f"not applied to the already broken desc ({type(error).__name__})"
-        plan.log.append(f"{mutation.__name__}: {line}")
-    return plan
+    return base.mutate(plan, rng, MUTATIONS)
 
 
 @pytest.mark.parametrize("batch", range(2))
