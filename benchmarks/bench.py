@@ -504,6 +504,33 @@ def _nchw_to_nhwc_workload(name: str, shape: tuple[int, int, int, int]) -> Workl
     )  # fmt: skip
 
 
+def _channel_shuffle_workload(name: str, shape: tuple[int, int, int, int], groups: int) -> Workload:
+    """ShuffleNet's channel shuffle: {N, G, C/G, H, W} -> {N, C/G, G, H, W}, an ELEMENT_WISE_IDENTITY whose 5-D input
+    reads the grouped tensor through permuted strides; peers Transpose(perm 0,2,1,3,4) / transpose(1, 2).contiguous()."""
+    n, c, h, w = shape
+    grouped = (n, groups, c // groups, h, w)
+    shuffled = (n, c // groups, groups, h, w)
+    packed = dmlpy.packed_strides(grouped)
+    x = np.random.default_rng(0).standard_normal(grouped).astype(np.float32)
+    read_shuffled = (packed[0], packed[2], packed[1], packed[3], packed[4])
+    desc = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(buffer_tensor(np.float32, shuffled, read_shuffled), buffer_tensor(np.float32, shuffled))
+
+    def onnx_model() -> Any:
+        from onnx import TensorProto, helper  # noqa: PLC0415
+
+        node = helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 1, 3, 4])
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(grouped))], [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shuffled))])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        return t["InputTensor"].transpose(1, 2).contiguous()
+
+    return Workload(
+        name, desc, {"InputTensor": x.transpose(0, 2, 1, 3, 4)}, onnx_model, lambda i: {"x": x}, torch_fn, bytes_moved=2 * x.nbytes, tolerance=0.0,
+        torch_inputs=lambda i: {"InputTensor": x},
+    )  # fmt: skip
+
+
 def element_wise_workloads() -> list[Workload]:
     return [
         _add_relu_workload("add+relu 1x256x56x56 fp32 (ResNet-50 block)", (1, 256, 56, 56)),
@@ -511,6 +538,8 @@ def element_wise_workloads() -> list[Workload]:
         _add_relu_workload("add+relu 8x256x56x56 fp32 (out of cache)", (8, 256, 56, 56)),
         _bias_add_workload("bias add 1x256x56x56 fp32 (per-channel broadcast)", (1, 256, 56, 56)),
         _nchw_to_nhwc_workload("identity NCHW->NHWC 1x256x56x56 fp32 (transpose)", (1, 256, 56, 56)),
+        _channel_shuffle_workload("channel shuffle 5-D 1x2x116x28x28 -> 1x116x2x28x28 fp32 (ShuffleNet v2)", (1, 232, 28, 28), 2),
+        _channel_shuffle_workload("channel shuffle 5-D 8x2x116x28x28 -> 8x116x2x28x28 fp32 (batch 8)", (8, 232, 28, 28), 2),
     ]
 
 

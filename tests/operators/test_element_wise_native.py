@@ -365,9 +365,14 @@ def test_one_and_two_threads_give_the_same_bytes(op: OP, dtype: Any, sizes: tupl
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_identity_into_an_nhwc_output_is_a_transpose_of_the_very_bits(threads: int) -> None:
+@pytest.mark.parametrize("sizes", [
+    pytest.param((2, 100, 70, 133), id="tiles with remainders of 8 x 8 blocks in both dims"),
+    pytest.param((1, 8, 8, 8), id="whole 8 x 8 blocks only"),
+    pytest.param((1, 3, 5, 7), id="fewer channels than one block"),
+    pytest.param((1, 200, 1, 9), id="one row"),
+])  # fmt: skip
+def test_identity_into_an_nhwc_output_is_a_transpose_of_the_very_bits(threads: int, sizes: tuple[int, ...]) -> None:
     """FLOAT32 IDENTITY without ScaleBias copies (NaN payloads included): the NHWC memory is x.transpose(0, 2, 3, 1)."""
-    sizes = (2, 100, 70, 133)
     x = np.random.default_rng(4).integers(0, 2**32, sizes, dtype=np.uint32).view(np.float32)
     desc = desc_of(OP.ELEMENT_WISE_IDENTITY, [buffer_tensor(np.float32, sizes), buffer_tensor(np.float32, sizes, nhwc_strides(sizes))])
     y = dmlpy.run(desc, device=dmlpy.create_device(backend="native", threads=threads), InputTensor=x)
