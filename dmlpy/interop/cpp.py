@@ -175,7 +175,7 @@ def _enum_literal(f: dataclasses.Field[Any], value: Any) -> str:
     return str(int(value))
 
 
-def _value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str], storage: str) -> str:
+def _value(f: dataclasses.Field[Any], value: Any, var: str, lines: list[str], storage: str) -> str:  # noqa: PLR0911
     kind = kind_of(f)
     if value is None:
         return "nullptr"
@@ -268,7 +268,7 @@ def emit_operators(descs: Mapping[str, Any] | Iterable[tuple[str, Any]], prefix:
 
 def emit_model(model: Any, prefix: str = "dmlpy") -> str:
     """A header with one builder per dispatchable of a DxDispatch model (a path, JSON or ``Model``)."""
-    from dmlpy.interop.dxdispatch import Model, read_model
+    from dmlpy.interop.dxdispatch import Model, read_model  # noqa: PLC0415 - dxdispatch is a sibling
 
     parsed = model if isinstance(model, Model) else read_model(model)
     return emit_operators(parsed.dispatchables, prefix)
@@ -725,6 +725,14 @@ def _compile_operators(builders: list[str]) -> list[str]:
     return lines
 
 
+def plan_program(steps: Iterable[Step]) -> _Program:
+    """The buffers (name -> bytes) and dispatches (slots -> buffer ranges) a recording of ``steps`` binds."""
+    program = _Program()
+    for step in steps:
+        program.add(step.name, _tensor_slots(step.desc), step.bindings)
+    return program
+
+
 def emit_program(steps: Iterable[Step | tuple[str, Any] | tuple[str, Any, Mapping[str, str | BufferUse]]], prefix: str = "dmlpy") -> str:
     """A header that builds each step's desc and records the whole program: ``<prefix>_run(...)``.
 
@@ -733,19 +741,18 @@ def emit_program(steps: Iterable[Step | tuple[str, Any] | tuple[str, Any, Mappin
     (``plan_barriers``). ``<prefix>_<step>()`` returns each step's DML_OPERATOR_DESC.
     """
     prefix = identifier(prefix)
-    program = _Program()
+    steps = [item if isinstance(item, Step) else Step(*item) for item in steps]
+    program = plan_program(steps)
     parts: list[str] = []
     builders: list[str] = []
     seen: set[str] = set()
-    for item in steps:
-        step = item if isinstance(item, Step) else Step(*item)
+    for step in steps:
         function = identifier(f"{prefix}_{step.name}")
         while function in seen:
             function += "_"
         seen.add(function)
         parts.append(operator_function(step.desc, function))
         builders.append(function)
-        program.add(step.name, _tensor_slots(step.desc), step.bindings)
     if not builders:
         msg = "emit_program: no steps"
         raise ValueError(msg)
@@ -783,6 +790,7 @@ __all__ = [
     "identifier",
     "operator_function",
     "plan_barriers",
+    "plan_program",
     "prelude",
     "recording_function",
     "target_version",
