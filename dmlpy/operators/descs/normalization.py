@@ -120,7 +120,7 @@ class DML_LP_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
             the inputs and attributes.
         Axis (UINT): The dimension the norm is taken along.
         Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
-        P (UINT): The exponent p of the Lp norm (1 or 2).
+        P (UINT): The exponent p of the Lp norm: 1 or 2.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -69,7 +69,7 @@ class DML_LP_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
             dimension.
         EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
             dimension.
-        P (UINT): The exponent p of the Lp norm (1 or 2).
+        P (UINT): The exponent p of the Lp norm.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -122,7 +122,8 @@ class DML_ROI_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        ROITensor (const DML_TENSOR_DESC*): The regions of interest, each as {x1, y1, x2, y2} corners.
+        ROITensor (const DML_TENSOR_DESC*): The regions, {1, 1, NumROIs, 5}, each {batch index, x1, y1, x2,
+            y2} with inclusive corners.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
         SpatialScale (FLOAT): The factor from region coordinates to input coordinates.
@@ -236,7 +237,8 @@ class DML_ROI_ALIGN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        ROITensor (const DML_TENSOR_DESC*): The regions of interest, each as {x1, y1, x2, y2} corners.
+        ROITensor (const DML_TENSOR_DESC*): The regions of interest, {NumROIs, 4}, each as its corners {x1,
+            y1, x2, y2}.
         BatchIndicesTensor (const DML_TENSOR_DESC*): For each region, the batch item it is taken from.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
@@ -273,7 +275,8 @@ class DML_ROI_ALIGN1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        ROITensor (const DML_TENSOR_DESC*): The regions of interest, each as {x1, y1, x2, y2} corners.
+        ROITensor (const DML_TENSOR_DESC*): The regions of interest, {NumROIs, 4}, each as its corners {x1,
+            y1, x2, y2}.
         BatchIndicesTensor (const DML_TENSOR_DESC*): For each region, the batch item it is taken from.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
@@ -330,7 +333,7 @@ class DML_LP_POOLING1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
             dimension.
         Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
             spatial dimension (1: adjacent).
-        P (UINT): The exponent p of the Lp norm (1 or 2).
+        P (UINT): The exponent p of the Lp norm.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

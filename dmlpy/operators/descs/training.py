@@ -302,7 +302,8 @@ class DML_ROI_ALIGN_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
         InputTensor (const DML_TENSOR_DESC*, optional): The tensor the operator reads.
         InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
             respect to the forward operator's output.
-        ROITensor (const DML_TENSOR_DESC*): The regions of interest, each as {x1, y1, x2, y2} corners.
+        ROITensor (const DML_TENSOR_DESC*): The regions of interest, {NumROIs, 4}, each as its corners {x1,
+            y1, x2, y2}.
         BatchIndicesTensor (const DML_TENSOR_DESC*): For each region, the batch item it is taken from.
         OutputGradientTensor (const DML_TENSOR_DESC*, optional): The gradient this operator computes, with
             respect to the forward operator's input.
