@@ -7,6 +7,17 @@ operator node and a function that fills a ``DML_GRAPH_DESC`` from the ``IDMLOper
 caller created from them. ``emit_model`` does the same for every dispatchable of a DxDispatch
 model.
 
+Every header also has ``<prefix>_run(dml, d3d, queue, buffers)``, what a Windows program records to run
+them, as dmlpy's object model checks it (samples/01_average_pooling.py walks through the same steps): it
+compiles the operators (or the graph), creates one initializer, a shader-visible descriptor heap holding
+every binding table in its own range (sized from the binding properties' RequiredDescriptorCount), the
+temporary and persistent resources the binding properties ask for, calls SetDescriptorHeaps before the
+first RecordDispatch, records the initializer, a UAV barrier, and the executes with a UAV barrier wherever
+dmlpy's BARRIER.UAV_MISSING rule finds that one reads or writes memory an earlier one touched
+(``plan_barriers``), then Close, ExecuteCommandLists and a fence wait. ``emit_program`` records operators
+that share buffers; ``emit_model`` the dispatch commands of a DxDispatch model on its resources. The
+recording is left out under ``DMLPY_TYPES_ONLY`` (it needs d3d12.h and DirectML.h's interfaces).
+
 The headers include ``<DirectML.h>``; define ``DMLPY_TYPES_ONLY`` to compile them against dmlpy's
 ``dmlpy/dml_types.h`` instead (same names, values and layout; ``python -m dmlpy include`` prints
 its directory). DirectML.h declares an operator, struct or enum value only from the
@@ -271,7 +282,59 @@ def emit_model(model: Any, prefix: str = "dmlpy") -> str:
     from dmlpy.interop.dxdispatch import Model, read_model  # noqa: PLC0415 - dxdispatch is a sibling
 
     parsed = model if isinstance(model, Model) else read_model(model)
-    return emit_operators(parsed.dispatchables, prefix)
+    steps = model_steps(parsed)
+    if not steps:  # a model without dispatch commands: each dispatchable once, on buffers of its own
+        return emit_operators(parsed.dispatchables, prefix)
+    prefix = identifier(prefix)
+    builders: dict[str, str] = {}
+    parts: list[str] = []
+    for name, desc in parsed.dispatchables.items():
+        function = identifier(f"{prefix}_{name}")
+        while function in builders.values():
+            function += "_"
+        builders[name] = function
+        parts.append(operator_function(desc, function))
+    program = plan_program(steps)
+    for buffer in program.buffers:
+        if buffer in parsed.resources:
+            program.buffers[buffer] = max(program.buffers[buffer], int(parsed.resources[buffer].size))
+    parts += [_HELPERS, recording_function(program, prefix, _compile_operators([builders[step.name.partition("#")[0]] for step in steps]))]
+    return header("\n".join(parts))
+
+
+def model_steps(model: Any) -> list[Step]:
+    """The dispatch commands of a parsed DxDispatch model as steps on the model's resources, in command order.
+
+    A step is named after its dispatchable (``name#2`` for its second dispatch); a binding with an
+    ``elementOffset`` starts that many elements into the resource. Initialization-time bindings (the
+    OWNED_BY_DML inputs) bind the same way. DxDispatch runs each dispatch in a command list of its own;
+    the recording puts them in one and orders them with UAV barriers where they share memory.
+    """
+    from dmlpy.interop.dxdispatch import _bound  # noqa: PLC0415 - dxdispatch is a sibling
+
+    steps: list[Step] = []
+    count: dict[str, int] = {}
+    for command in model.commands:
+        if command.get("type") != "dispatch":
+            continue
+        name = command["dispatchable"]
+        desc = model.dispatchables[name]
+        count[name] = count.get(name, 0) + 1
+        merged = {**command.get("bindings", {}), **model.init_bindings.get(name, {})}
+        inputs, outputs = _tensor_slots(desc)
+        bindings: dict[str, str | BufferUse] = {}
+        for slot, tensor, _ in (*inputs, *outputs):
+            source = _bound(merged, slot)
+            item = source[0] if isinstance(source, list) and len(source) == 1 else source
+            if tensor is None or item is None or isinstance(item, list):
+                continue
+            if isinstance(item, str):
+                bindings[slot] = item
+            else:
+                offset = int(item.get("elementOffset", 0)) * int(item.get("elementSizeInBytes", 0))
+                bindings[slot] = BufferUse(item["name"], offset)
+        steps.append(Step(name if count[name] == 1 else f"{name}#{count[name]}", desc, bindings))
+    return steps
 
 
 def _graph_desc(graph: Any) -> Any:
@@ -788,6 +851,7 @@ __all__ = [
     "get_include",
     "header",
     "identifier",
+    "model_steps",
     "operator_function",
     "plan_barriers",
     "plan_program",

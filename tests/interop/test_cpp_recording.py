@@ -14,6 +14,7 @@ over dmlpy/dml_types.h; the tests skip without mingw unless DMLPY_REQUIRE_MINGW=
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -32,9 +33,11 @@ import dmlpy
 from dmlpy import (
     D3D12_RESOURCE_BARRIER,
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
+    DML_BINDING_DESC,
     DML_TENSOR_FLAGS,
     DmlError,
     DmlWarning,
+    array_binding,
     buffer_binding,
     buffer_tensor,
 )
@@ -165,18 +168,29 @@ def test_a_binding_for_a_slot_the_desc_lacks_is_refused() -> None:
 
 
 def record_with_dmlpy(device: dmlpy.Device, steps: list[Step], barriers: set[int]) -> tuple[dict[str, dmlpy.Buffer], dmlpy.CommandList]:
-    """The program through dmlpy's object model, a UAV barrier before the executes in ``barriers``."""
+    """The program through dmlpy's object model as the emitted C++ records it, a UAV barrier before the executes in ``barriers``."""
     program = cpp.plan_program(steps)  # the same buffer plan the emitter binds
     buffers = {name: device.create_buffer(size, name) for name, size in program.buffers.items()}
+
+    def bound(slot: Any) -> Any:
+        return buffer_binding(buffers[slot.use.buffer], slot.use.offset, slot.use.size) if slot.use and not slot.owned else DML_BINDING_DESC()
+
     recorder, command_list = device.create_command_recorder(), device.create_command_list()
     compiled = [device.compile_operator(device.create_operator(step.desc)) for step in steps]
+    persistent = [device.create_buffer(size, "persistent") if (size := op.get_binding_properties().PersistentResourceSize) else None for op in compiled]
     initializer = device.create_operator_initializer(compiled)
-    recorder.record_dispatch(command_list, initializer, device.create_binding_table(initializer))
+    init_table = device.create_binding_table(initializer)
+    owned = [[buffer_binding(buffers[s.use.buffer], s.use.offset, s.use.size).Desc if s.owned and s.use else None for s in d.inputs] for d in program.dispatches]
+    if any(any(o) for o in owned):
+        init_table.bind_inputs([array_binding(o) if any(o) else DML_BINDING_DESC() for o in owned])
+    init_table.bind_outputs([buffer_binding(p) if p else DML_BINDING_DESC() for p in persistent])
+    recorder.record_dispatch(command_list, initializer, init_table)
     command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])
     for i, (op, dispatch) in enumerate(zip(compiled, program.dispatches, strict=True)):
         table = device.create_binding_table(op)
-        table.bind_inputs([buffer_binding(buffers[s.use.buffer], s.use.offset, s.use.size) for s in dispatch.inputs if s.use])
-        table.bind_outputs([buffer_binding(buffers[s.use.buffer], s.use.offset, s.use.size) for s in dispatch.outputs if s.use])
+        table.bind_inputs([bound(s) for s in dispatch.inputs])
+        table.bind_outputs([bound(s) for s in dispatch.outputs])
+        table.bind_persistent_resource(buffer_binding(persistent[i]) if persistent[i] else None)
         if i in barriers:
             command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])
         recorder.record_dispatch(command_list, op, table)
@@ -205,6 +219,36 @@ def test_leaving_out_any_emitted_barrier_is_a_hazard_dmlpy_reports(device: dmlpy
         assert set(rule_ids(error.value)) == {"BARRIER.UAV_MISSING"}
 
 
+def decoder_model() -> tuple[Any, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The decoder graph as a DxDispatch model (a command per node, resources between them), its inputs and the graph's outputs."""
+    from dmlpy.interop.dxdispatch import graph_model, read_model  # noqa: PLC0415
+
+    program, inputs = decoder(backend="numpy")
+    return read_model(graph_model(program, inputs)), inputs, program(**inputs)
+
+
+def test_a_dxdispatch_models_dispatches_share_its_resources_and_each_consumer_gets_a_barrier(device: dmlpy.Device) -> None:
+    model, inputs, expected = decoder_model()
+    steps = cpp.model_steps(model)
+    assert [s.name for s in steps] == ["node0_conv_transpose0", "node1_depth_to_space1", "node2_sigmoid2"]
+    barriers = {b.before for b in cpp.plan_barriers(cpp.plan_program(steps)) if b.before > 0}
+    assert barriers == {1, 2}  # depth-to-space reads the convolution's output, sigmoid reads depth-to-space's
+    assert recorded(run_body(cpp.emit_model(model, "model"), "model_run")) == expected_commands(3, [1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DmlWarning)
+        buffers, command_list = record_with_dmlpy(device, steps, barriers)
+    for name, value in inputs.items():
+        buffers[name].upload(value)
+    command_list.close()
+    device.execute(command_list)
+    for name, value in expected.items():  # the graph the model was written from gives the same numbers
+        np.testing.assert_allclose(buffers[name].read(buffer_tensor("float32", value.shape)), value, rtol=1e-6, atol=1e-6)
+    for left_out in barriers:
+        with pytest.raises(DmlError) as error:
+            record_with_dmlpy(device, steps, barriers - {left_out})
+        assert set(rule_ids(error.value)) == {"BARRIER.UAV_MISSING"}
+
+
 # ---------------------------------------------------------------------------------------
 # Compiling with mingw-w64 against d3d12.h
 
@@ -229,6 +273,7 @@ def test_recordings_of_operators_a_program_and_a_graph_compile_and_link_for_wind
         "chain.h": (cpp.emit_program(PROGRAMS[4].steps, "chain"), "chain_run"),
         "owned.h": (cpp.emit_program([Step("w", linear(DML_TENSOR_FLAGS.OWNED_BY_DML), {"OutputTensor": "y"})], "owned"), "owned_run"),
         "graph.h": (cpp.emit_graph(program, "decoder"), "decoder_run"),
+        "model.h": (cpp.emit_model(decoder_model()[0], "model"), "model_run"),
     }
     checks = []
     for name, (text, function) in headers.items():
@@ -247,3 +292,14 @@ def test_a_single_operator_header_compiles_for_windows_at_the_target_version_it_
     (tmp_path / "main.cpp").write_text(f'#include "pool.h"\nint main() {{ {RUN_SIGNATURE} = pool_run; return run == nullptr; }}\n', encoding="utf-8")
     done = mingw("-c", "main.cpp", "-o", "main.o", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_dmlpy_emit_cpp_writes_the_models_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dmlpy import cli  # noqa: PLC0415
+    from dmlpy.interop.dxdispatch import graph_model  # noqa: PLC0415
+
+    program, inputs = decoder(backend="numpy")
+    path = tmp_path / "decoder.json"
+    path.write_text(json.dumps(graph_model(program, inputs)), encoding="utf-8")
+    assert cli.main(["emit-cpp", str(path), "--prefix", "decoder"]) == 0
+    assert recorded(run_body(capsys.readouterr().out, "decoder_run")) == expected_commands(3, [1, 2])
