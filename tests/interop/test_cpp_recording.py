@@ -34,6 +34,7 @@ from dmlpy import (
     D3D12_RESOURCE_BARRIER,
     DML_ACTIVATION_LINEAR_OPERATOR_DESC,
     DML_BINDING_DESC,
+    DML_BINDING_TABLE_DESC,
     DML_TENSOR_FLAGS,
     DmlError,
     DmlWarning,
@@ -168,7 +169,9 @@ def test_a_binding_for_a_slot_the_desc_lacks_is_refused() -> None:
 
 
 def record_with_dmlpy(device: dmlpy.Device, steps: list[Step], barriers: set[int]) -> tuple[dict[str, dmlpy.Buffer], dmlpy.CommandList]:
-    """The program through dmlpy's object model as the emitted C++ records it, a UAV barrier before the executes in ``barriers``."""
+    """The program through dmlpy's object model as the emitted C++ records it: its heap layout, SetDescriptorHeaps
+    first, a barrier after the initializer and before the executes in ``barriers``. Warnings are errors in the
+    callers, so overlapping tables (HEAP.TABLE_OVERLAP) would fail them too."""
     program = cpp.plan_program(steps)  # the same buffer plan the emitter binds
     buffers = {name: device.create_buffer(size, name) for name, size in program.buffers.items()}
 
@@ -179,15 +182,24 @@ def record_with_dmlpy(device: dmlpy.Device, steps: list[Step], barriers: set[int
     compiled = [device.compile_operator(device.create_operator(step.desc)) for step in steps]
     persistent = [device.create_buffer(size, "persistent") if (size := op.get_binding_properties().PersistentResourceSize) else None for op in compiled]
     initializer = device.create_operator_initializer(compiled)
-    init_table = device.create_binding_table(initializer)
+    # the emitted heap: every table its own range, RequiredDescriptorCount long, the initializer's first
+    counts = [d.get_binding_properties().RequiredDescriptorCount for d in (initializer, *compiled)]
+    firsts = [sum(counts[:t]) for t in range(len(counts))]
+    heap = device.create_descriptor_heap(max(1, sum(counts)), "heap")
+
+    def table_desc(t: int) -> DML_BINDING_TABLE_DESC:
+        return DML_BINDING_TABLE_DESC((initializer, *compiled)[t], heap.cpu_handle(firsts[t]), heap.gpu_handle(firsts[t]), counts[t])
+
+    init_table = device.create_binding_table(table_desc(0))
     owned = [[buffer_binding(buffers[s.use.buffer], s.use.offset, s.use.size).Desc if s.owned and s.use else None for s in d.inputs] for d in program.dispatches]
     if any(any(o) for o in owned):
         init_table.bind_inputs([array_binding(o) if any(o) else DML_BINDING_DESC() for o in owned])
     init_table.bind_outputs([buffer_binding(p) if p else DML_BINDING_DESC() for p in persistent])
+    command_list.set_descriptor_heaps([heap])
     recorder.record_dispatch(command_list, initializer, init_table)
     command_list.resource_barrier([D3D12_RESOURCE_BARRIER.uav()])
     for i, (op, dispatch) in enumerate(zip(compiled, program.dispatches, strict=True)):
-        table = device.create_binding_table(op)
+        table = device.create_binding_table(table_desc(i + 1))
         table.bind_inputs([bound(s) for s in dispatch.inputs])
         table.bind_outputs([bound(s) for s in dispatch.outputs])
         table.bind_persistent_resource(buffer_binding(persistent[i]) if persistent[i] else None)
