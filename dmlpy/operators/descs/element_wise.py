@@ -670,8 +670,7 @@ class DML_ELEMENT_WISE_QUANTIZE_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by;
-            absent means 1.
+        ScaleTensor (const DML_TENSOR_DESC*): The quantization scale, broadcast to the input's sizes.
         ZeroPointTensor (const DML_TENSOR_DESC*, optional): The quantization zero point (absent means 0).
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
@@ -692,8 +691,7 @@ class DML_ELEMENT_WISE_DEQUANTIZE_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 -
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by;
-            absent means 1.
+        ScaleTensor (const DML_TENSOR_DESC*): The quantization scale, broadcast to the input's sizes.
         ZeroPointTensor (const DML_TENSOR_DESC*, optional): The quantization zero point (absent means 0).
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.

@@ -25,10 +25,8 @@ class DML_BATCH_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
         MeanTensor (const DML_TENSOR_DESC*): The mean of each channel.
         VarianceTensor (const DML_TENSOR_DESC*): The variance of each channel.
-        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by;
-            absent means 1.
-        BiasTensor (const DML_TENSOR_DESC*): The bias added to the result, one value per output channel;
-            absent means no bias.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*): The bias added to the result, broadcast to its sizes.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
         Spatial (BOOL): TRUE: one mean and variance per channel (spatial batch normalization).
@@ -58,9 +56,8 @@ class DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - th
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
         ScaleTensor (const DML_TENSOR_DESC*, optional): The scale (gamma) the normalized values are
-            multiplied by; absent means 1.
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+            multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
         CrossChannel (BOOL): TRUE: statistics are taken across channels too; FALSE: per channel.
@@ -140,9 +137,8 @@ class DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(CStruct):  # noqa: N801 - t
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
         ScaleTensor (const DML_TENSOR_DESC*, optional): The scale (gamma) the normalized values are
-            multiplied by; absent means 1.
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+            multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
         AxisCount (UINT): The number of entries in Axes.
@@ -174,9 +170,8 @@ class DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC(CStruct):  # noqa: N801 - t
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
         ScaleTensor (const DML_TENSOR_DESC*, optional): The scale (gamma) the normalized values are
-            multiplied by; absent means 1.
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+            multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
         AxisCount (UINT): The number of entries in Axes.

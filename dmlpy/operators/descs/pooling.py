@@ -180,8 +180,8 @@ class DML_MAX_UNPOOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
-            from the end where the page allows them.
+        IndicesTensor (const DML_TENSOR_DESC*): For each input element, the flat index of the output element
+            it is written to (as MAX_POOLING1 gives them).
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
             the inputs and attributes.
     """

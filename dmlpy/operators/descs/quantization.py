@@ -132,8 +132,7 @@ class DML_QUANTIZED_LINEAR_CONVOLUTION_OPERATOR_DESC(CStruct):  # noqa: N801 - t
         FilterScaleTensor (const DML_TENSOR_DESC*): The scale of the filter's quantization.
         FilterZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the filter's
             quantization (absent means 0).
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
         OutputScaleTensor (const DML_TENSOR_DESC*): The scale of the output's quantization.
         OutputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the output's
             quantization (absent means 0).

@@ -27,8 +27,8 @@ class DML_RNN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
         WeightTensor (const DML_TENSOR_DESC*): The input weights W of every gate, one set per direction.
         RecurrenceTensor (const DML_TENSOR_DESC*): The recurrence weights R applied to the previous hidden
             state, one set per direction.
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The biases of every gate (input and recurrence), one
+            set per direction.
         HiddenInitTensor (const DML_TENSOR_DESC*, optional): The initial hidden state; absent means zeros.
         SequenceLengthsTensor (const DML_TENSOR_DESC*, optional): The length of each batch item's sequence;
             absent means every sequence is full length.
@@ -68,8 +68,8 @@ class DML_LSTM_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
         WeightTensor (const DML_TENSOR_DESC*): The input weights W of every gate, one set per direction.
         RecurrenceTensor (const DML_TENSOR_DESC*): The recurrence weights R applied to the previous hidden
             state, one set per direction.
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The biases of every gate (input and recurrence), one
+            set per direction.
         HiddenInitTensor (const DML_TENSOR_DESC*, optional): The initial hidden state; absent means zeros.
         CellMemInitTensor (const DML_TENSOR_DESC*, optional): The initial cell state; absent means zeros.
         SequenceLengthsTensor (const DML_TENSOR_DESC*, optional): The length of each batch item's sequence;
@@ -124,8 +124,8 @@ class DML_GRU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
         WeightTensor (const DML_TENSOR_DESC*): The input weights W of every gate, one set per direction.
         RecurrenceTensor (const DML_TENSOR_DESC*): The recurrence weights R applied to the previous hidden
             state, one set per direction.
-        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, one value per output
-            channel; absent means no bias.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The biases of every gate (input and recurrence), one
+            set per direction.
         HiddenInitTensor (const DML_TENSOR_DESC*, optional): The initial hidden state; absent means zeros.
         SequenceLengthsTensor (const DML_TENSOR_DESC*, optional): The length of each batch item's sequence;
             absent means every sequence is full length.

@@ -271,8 +271,7 @@ class DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C
             respect to the forward operator's output.
         MeanTensor (const DML_TENSOR_DESC*): The mean of each channel.
         VarianceTensor (const DML_TENSOR_DESC*): The variance of each channel.
-        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by;
-            absent means 1.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
         OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
             the forward operator's input.
         OutputScaleGradientTensor (const DML_TENSOR_DESC*): The gradient with respect to the scale.
@@ -349,10 +348,8 @@ class DML_BATCH_NORMALIZATION_TRAINING_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     Fields:
         InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
-        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by;
-            absent means 1.
-        BiasTensor (const DML_TENSOR_DESC*): The bias added to the result, one value per output channel;
-            absent means no bias.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*): The bias added to the result, broadcast to its sizes.
         FusedAddTensor (const DML_TENSOR_DESC*, optional): A tensor added to the normalized result before
             FusedActivation; absent means none.
         OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
@@ -388,8 +385,7 @@ class DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC(CStruct):  # noqa: N80
             respect to the forward operator's output.
         MeanTensor (const DML_TENSOR_DESC*): The mean of each channel.
         VarianceTensor (const DML_TENSOR_DESC*): The variance of each channel.
-        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by;
-            absent means 1.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
         OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
             the forward operator's input.
         OutputScaleGradientTensor (const DML_TENSOR_DESC*): The gradient with respect to the scale.
