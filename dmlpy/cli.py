@@ -654,7 +654,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_options(export)
     export.add_argument("--output-command", choices=("print", "writeFile"), default="print", help="how the models show their outputs (default: print)")
 
-    emit = model_command("emit-cpp", "print C++ that builds the model's descs against DirectML.h", _emit_cpp)
+    emit = model_command("emit-cpp", "print C++ that builds the model's descs against DirectML.h and records them (heap, barriers, fence)", _emit_cpp)
     emit.add_argument("-o", "--output", metavar="OUT.h", help="write the header here instead of stdout")
     emit.add_argument("--prefix", default="dmlpy", help="prefix of the generated function names (default: dmlpy)")
     emit.add_argument("--quiet", action="store_true", help="never show warnings")

@@ -3,7 +3,8 @@
 Inputs (``dmlpy/data``): ``dml_api.json``, DirectML's API as data (every enum with its values,
 every struct with its fields, every operator with its desc struct, feature level and the schema
 kind of each field), ``families.json`` (which documentation family each operator belongs to) and
-``summaries.json`` (one line per operator). Outputs, checked in so that they can be read and
+``summaries.json`` (one line per operator) and ``field_docs.json`` (one line per field name, with
+per-struct overrides where a name means something else; the docstrings' field lines). Outputs, checked in so that they can be read and
 type-checked:
 
 * ``dmlpy/_dml_enums.py``: every enum, and the feature level of every value;
@@ -21,6 +22,7 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -58,6 +60,45 @@ def families() -> dict[str, str]:
 @cache
 def summaries() -> dict[str, str]:
     return json.loads((DATA / "summaries.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@cache
+def field_docs() -> dict[str, Any]:
+    return json.loads((DATA / "field_docs.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+_KIND_WORDS = {
+    "UINT": "an unsigned integer", "INT": "a signed integer", "UINT64": "an unsigned 64-bit integer", "BOOL": "TRUE or FALSE",
+    "FLOAT": "a float", "DIMENSION_COUNT": "the number of entries in the arrays it counts", "UINT_ARRAY": "unsigned integers",
+    "INT_ARRAY": "signed integers", "FLOAT_ARRAY": "floats", "SCALAR_UNION": "a value whose type another field names",
+    "OPERATOR": "an operator desc", "OPERATOR_ARRAY": "operator descs", "STRUCT": "a helper struct", "STRUCT_POINTER": "a helper struct",
+}  # fmt: skip
+
+
+def field_doc(struct: str, f: Field) -> tuple[str, bool]:
+    """What field ``f`` of ``struct`` means, in a line, and whether the line was generated from the schema
+    (``field_docs.json`` does not describe the name)."""
+    docs = field_docs()
+    text = docs["overrides"].get(struct, {}).get(f.name) or docs["fields"].get(f.name)
+    if text:
+        return text, False
+    if f.role:
+        what = f"An {f.role} tensor" if f.kind == "TENSOR" else f"The {f.role} tensors"
+    elif f.enum:
+        what = f"A {f.enum} value"
+    else:
+        what = _KIND_WORDS.get(f.kind, "A value").capitalize()
+    return f"{what} (described on the struct's page).", True
+
+
+def field_line(struct: str, f: Field) -> str:
+    """``Name (C type[, counted by X][, optional]): meaning`` for the docstring."""
+    notes = [f.c_type]
+    if f.length:
+        notes.append(f"{f.length} entries")
+    if f.optional:
+        notes.append("optional")
+    return f"{f.name} ({', '.join(notes)}): {field_doc(struct, f)[0]}"
 
 
 def level_name(dotted: str) -> str:
@@ -246,7 +287,7 @@ def _py_field(f: Field) -> str:
     return f"{f.name}: {_ANNOTATIONS[f.kind]} = c_field({', '.join(args)})"
 
 
-def _desc_class(op: dict[str, Any]) -> list[str]:
+def _desc_class(op: dict[str, Any], *, doc: bool = True) -> list[str]:
     struct = op["desc_struct"]
     fields = fields_of(struct)
     unknown = [f.name for f in fields if f.kind == "OTHER"]
@@ -260,9 +301,12 @@ def _desc_class(op: dict[str, Any]) -> list[str]:
         "",
         f"    {op['operator']}, DML_FEATURE_LEVEL_{op['since'].replace('.', '_')}.",
         f"    {PAGE.format(struct.lower())}",
-        '    """',
-        "",
     ]
+    if doc:
+        lines += ["", "    Fields:"]
+        for f in fields:
+            lines += textwrap.wrap(field_line(struct, f), width=108, initial_indent=" " * 8, subsequent_indent=" " * 12, break_on_hyphens=False)
+    lines += ['    """', ""]
     lines += [f"    {_py_field(f)}" for f in fields]
     return lines
 
@@ -272,12 +316,13 @@ def _family_module(family: str, ops: list[dict[str, Any]]) -> str:
     for op in ops:
         body += ["", "", *_desc_class(op)]
     text = "\n".join(body)
-    names = sorted({name for name in re.findall(r"\b(DML_[A-Z0-9_]+)\b", text)} - {op["desc_struct"] for op in ops} - {op["operator"] for op in ops})
+    code = "\n".join(line for op in ops for line in _desc_class(op, doc=False))  # the names the code uses, not the docstrings
+    names = sorted({name for name in re.findall(r"\b(DML_[A-Z0-9_]+)\b", code)} - {op["desc_struct"] for op in ops} - {op["operator"] for op in ops})
     enum_names = [n for n in names if n in facts()["enums"]]
     helpers = [n for n in names if n in HELPER_STRUCTS]
     head = [f"# {MARK}", f'"""The {family.replace("_", " ")} family\'s desc structs."""', "", "from __future__ import annotations", ""]
-    typing = ["Any"] if "Any" in text else []
-    if "Sequence[" in text:
+    typing = ["Any"] if "Any" in code else []
+    if "Sequence[" in code:
         head.append("from collections.abc import Sequence")
     head.append("from dataclasses import dataclass")
     head.append("from typing import TYPE_CHECKING" + (", Any" if typing else ""))

@@ -128,6 +128,17 @@ if gxx:
 else:
     print("g++ not found: decoder.h was written but not compiled")
 
+# 5. What a Windows program records to run them: decoder_run() in decoder.h runs the compiled graph;
+#    emit_model records graph.json's three dispatches in one command list, with a UAV barrier after the
+#    initializer and before each dispatch that reads what the one before it wrote (dmlpy's
+#    BARRIER.UAV_MISSING rule decides where).
+recording = cpp.emit_model(parsed, prefix="model")
+(out_dir / "model.h").write_text(recording, encoding="utf-8")
+body = recording[recording.index("    // 9. Record.") :].split("\n\n", 1)[0]
+print("\nmodel.h, model_run()'s recording:")
+print("\n".join(line for line in body.splitlines() if "uav_barrier." not in line))
+assert body.count("ResourceBarrier") == 3  # after the initializer, then before each of the two consumers
+
 print(f"\nOn Windows: dxdispatch.exe -d {out_dir / 'graph.json'}")
 if len(sys.argv) <= 1:
     shutil.rmtree(out_dir)  # a temporary directory: pass OUT_DIR to keep the files

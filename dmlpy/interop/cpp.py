@@ -7,6 +7,17 @@ operator node and a function that fills a ``DML_GRAPH_DESC`` from the ``IDMLOper
 caller created from them. ``emit_model`` does the same for every dispatchable of a DxDispatch
 model.
 
+Every header also has ``<prefix>_run(dml, d3d, queue, buffers)``, what a Windows program records to run
+them, as dmlpy's object model checks it (samples/01_average_pooling.py walks through the same steps): it
+compiles the operators (or the graph), creates one initializer, a shader-visible descriptor heap holding
+every binding table in its own range (sized from the binding properties' RequiredDescriptorCount), the
+temporary and persistent resources the binding properties ask for, calls SetDescriptorHeaps before the
+first RecordDispatch, records the initializer, a UAV barrier, and the executes with a UAV barrier wherever
+dmlpy's BARRIER.UAV_MISSING rule finds that one reads or writes memory an earlier one touched
+(``plan_barriers``), then Close, ExecuteCommandLists and a fence wait. ``emit_program`` records operators
+that share buffers; ``emit_model`` the dispatch commands of a DxDispatch model on its resources. The
+recording is left out under ``DMLPY_TYPES_ONLY`` (it needs d3d12.h and DirectML.h's interfaces).
+
 The headers include ``<DirectML.h>``; define ``DMLPY_TYPES_ONLY`` to compile them against dmlpy's
 ``dmlpy/dml_types.h`` instead (same names, values and layout; ``python -m dmlpy include`` prints
 its directory). DirectML.h declares an operator, struct or enum value only from the
@@ -28,13 +39,18 @@ import enum
 import math
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dmlpy._version import __version__
 from dmlpy.enums import DML_FEATURE_LEVEL, DML_GRAPH_EDGE_TYPE, c_name
-from dmlpy.operators import REGISTRY, operator_desc
+from dmlpy.execution import Access
+from dmlpy.graph import plan_graph
+from dmlpy.operators import REGISTRY, binding_slots, operator_desc
+from dmlpy.rules import Checker
 from dmlpy.structs import FieldError, Kind, kind_of, normalized
+from dmlpy.tensor import is_owned_by_dml
 
 FL = DML_FEATURE_LEVEL
 
@@ -246,22 +262,19 @@ def operator_function(desc: Any, function: str = "dmlpy_build_desc") -> str:
 
 
 def emit_operator(desc: Any, function: str = "dmlpy_build_desc") -> str:
-    """A self-contained header: the prelude and one builder function."""
-    return header(operator_function(desc, function))
+    """A self-contained header: the prelude, one builder function, and ``<function>_run``, which records
+    and runs the operator on a DirectML device (see ``emit_program``)."""
+    function = identifier(function)
+    program = _Program()
+    program.add(function, _tensor_slots(desc), {})
+    return header("\n".join([operator_function(desc, function), _HELPERS, recording_function(program, function, _compile_operators([function]))]))
 
 
 def emit_operators(descs: Mapping[str, Any] | Iterable[tuple[str, Any]], prefix: str = "dmlpy") -> str:
-    """A header with one builder per named desc: ``<prefix>_<name>()``."""
+    """A header with one builder per named desc, ``<prefix>_<name>()``, and ``<prefix>_run``, which records
+    and runs them all, each on buffers of its own (``emit_program`` shares buffers between operators)."""
     items = descs.items() if isinstance(descs, Mapping) else descs
-    parts: list[str] = []
-    seen: set[str] = set()
-    for name, desc in items:
-        function = identifier(f"{prefix}_{name}")
-        while function in seen:
-            function += "_"
-        seen.add(function)
-        parts.append(operator_function(desc, function))
-    return header("\n".join(parts))
+    return emit_program([(name, desc) for name, desc in items], prefix)
 
 
 def emit_model(model: Any, prefix: str = "dmlpy") -> str:
@@ -269,7 +282,59 @@ def emit_model(model: Any, prefix: str = "dmlpy") -> str:
     from dmlpy.interop.dxdispatch import Model, read_model  # noqa: PLC0415 - dxdispatch is a sibling
 
     parsed = model if isinstance(model, Model) else read_model(model)
-    return emit_operators(parsed.dispatchables, prefix)
+    steps = model_steps(parsed)
+    if not steps:  # a model without dispatch commands: each dispatchable once, on buffers of its own
+        return emit_operators(parsed.dispatchables, prefix)
+    prefix = identifier(prefix)
+    builders: dict[str, str] = {}
+    parts: list[str] = []
+    for name, desc in parsed.dispatchables.items():
+        function = identifier(f"{prefix}_{name}")
+        while function in builders.values():
+            function += "_"
+        builders[name] = function
+        parts.append(operator_function(desc, function))
+    program = plan_program(steps)
+    for buffer in program.buffers:
+        if buffer in parsed.resources:
+            program.buffers[buffer] = max(program.buffers[buffer], int(parsed.resources[buffer].size))
+    parts += [_HELPERS, recording_function(program, prefix, _compile_operators([builders[step.name.partition("#")[0]] for step in steps]))]
+    return header("\n".join(parts))
+
+
+def model_steps(model: Any) -> list[Step]:
+    """The dispatch commands of a parsed DxDispatch model as steps on the model's resources, in command order.
+
+    A step is named after its dispatchable (``name#2`` for its second dispatch); a binding with an
+    ``elementOffset`` starts that many elements into the resource. Initialization-time bindings (the
+    OWNED_BY_DML inputs) bind the same way. DxDispatch runs each dispatch in a command list of its own;
+    the recording puts them in one and orders them with UAV barriers where they share memory.
+    """
+    from dmlpy.interop.dxdispatch import _bound  # noqa: PLC0415 - dxdispatch is a sibling
+
+    steps: list[Step] = []
+    count: dict[str, int] = {}
+    for command in model.commands:
+        if command.get("type") != "dispatch":
+            continue
+        name = command["dispatchable"]
+        desc = model.dispatchables[name]
+        count[name] = count.get(name, 0) + 1
+        merged = {**command.get("bindings", {}), **model.init_bindings.get(name, {})}
+        inputs, outputs = _tensor_slots(desc)
+        bindings: dict[str, str | BufferUse] = {}
+        for slot, tensor, _ in (*inputs, *outputs):
+            source = _bound(merged, slot)
+            item = source[0] if isinstance(source, list) and len(source) == 1 else source
+            if tensor is None or item is None or isinstance(item, list):
+                continue
+            if isinstance(item, str):
+                bindings[slot] = item
+            else:
+                offset = int(item.get("elementOffset", 0)) * int(item.get("elementSizeInBytes", 0))
+                bindings[slot] = BufferUse(item["name"], offset)
+        steps.append(Step(name if count[name] == 1 else f"{name}#{count[name]}", desc, bindings))
+    return steps
 
 
 def _graph_desc(graph: Any) -> Any:
@@ -288,6 +353,7 @@ def emit_graph(program: Any, prefix: str = "dmlpy_graph") -> str:
     ``<prefix>_NODE_COUNT`` is the number of entries ``operators`` must have.
     """
     prefix = identifier(prefix)
+    program_or_desc = program.program if hasattr(program, "program") else program
     desc = _graph_desc(program)
     nodes = list(desc.Nodes or ())
     parts = [f"enum {{ {prefix}_NODE_COUNT = {len(nodes)} }};\n"]
@@ -340,7 +406,456 @@ def emit_graph(program: Any, prefix: str = "dmlpy_graph") -> str:
     )
     lines.append("}")
     parts.append("\n".join(lines) + "\n")
+    program = _Program()
+    program.add("graph", _graph_slots(program_or_desc, desc), {})
+    create = [f"    IDMLOperator* node_operators[{count}] = {{}};"]
+    for i, node in enumerate(nodes):
+        if hasattr(node.Desc, "Operator"):
+            create += [f"    DMLPY_CHECK(dml->CreateOperator({prefix}_node_{i}(), IID_PPV_ARGS(&node_operators[{i}])));", f"    objects.keep(node_operators[{i}]);"]
+    create += [
+        "    DML_GRAPH_DESC graph_desc;",
+        f"    {prefix}_fill(node_operators, &graph_desc);",
+        "    IDMLDevice1* dml1 = nullptr;  // CompileGraph is IDMLDevice1's (DML_FEATURE_LEVEL_2_1)",
+        "    DMLPY_CHECK(dml->QueryInterface(IID_PPV_ARGS(&dml1)));",
+        "    objects.keep(dml1);",
+        "    DMLPY_CHECK(dml1->CompileGraph(&graph_desc, DML_EXECUTION_FLAG_NONE, IID_PPV_ARGS(&compiled[0])));",
+        "    objects.keep(compiled[0]);",
+    ]
+    parts += [_HELPERS, recording_function(program, prefix, create, graph=True)]
     return header("\n".join(parts))
 
 
-__all__ = ["c_string", "desc_statements", "emit_graph", "emit_model", "emit_operator", "emit_operators", "get_include", "header", "identifier", "operator_function", "prelude", "target_version"]
+# ---------------------------------------------------------------------------------------
+# The recording: what a Windows program does with the descs, as dmlpy's object model does it
+# (Device.create_descriptor_heap, CommandList.set_descriptor_heaps / resource_barrier,
+# CommandRecorder.record_dispatch; samples/01_average_pooling.py walks through the same steps).
+
+_HELPERS = """#if !defined(DMLPY_TYPES_ONLY) && !defined(DMLPY_RECORDING_HELPERS_DEFINED)
+#define DMLPY_RECORDING_HELPERS_DEFINED
+#include <vector>
+// The COM objects a recording function creates, released in reverse order when it returns.
+struct dmlpy_com_objects {
+    std::vector<IUnknown*> items;
+    dmlpy_com_objects() = default;
+    dmlpy_com_objects(const dmlpy_com_objects&) = delete;
+    dmlpy_com_objects& operator=(const dmlpy_com_objects&) = delete;
+    ~dmlpy_com_objects() { for (size_t i = items.size(); i-- > 0;) items[i]->Release(); }
+    void keep(IUnknown* object) { if (object) items.push_back(object); }
+};
+#define DMLPY_CHECK(call) do { HRESULT dmlpy_hr_ = (call); if (FAILED(dmlpy_hr_)) return dmlpy_hr_; } while (0)
+
+// A buffer DirectML can bind: default heap, unordered access allowed, created in the UNORDERED_ACCESS state.
+inline HRESULT dmlpy_create_buffer(ID3D12Device* d3d, UINT64 size_in_bytes, ID3D12Resource** buffer)
+{
+    D3D12_HEAP_PROPERTIES heap = {};
+    heap.Type = D3D12_HEAP_TYPE_DEFAULT;
+    D3D12_RESOURCE_DESC desc = {};
+    desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+    desc.Width = (size_in_bytes + 3) & ~UINT64(3);  // DirectML binds buffers in 4-byte units
+    desc.Height = 1;
+    desc.DepthOrArraySize = 1;
+    desc.MipLevels = 1;
+    desc.Format = DXGI_FORMAT_UNKNOWN;
+    desc.SampleDesc.Count = 1;
+    desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+    desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+    return d3d->CreateCommittedResource(&heap, D3D12_HEAP_FLAG_NONE, &desc, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, nullptr, IID_PPV_ARGS(buffer));
+}
+#endif
+"""
+
+
+@dataclass(frozen=True)
+class BufferUse:
+    """Bytes ``[offset, offset + size)`` of the program's buffer ``buffer`` bound to one slot."""
+
+    buffer: str
+    offset: int = 0
+    size: int | None = None  # None: the tensor's TotalTensorSizeInBytes
+
+
+@dataclass
+class Step:
+    """One execute dispatch of a program: an operator desc and the buffers its tensor slots bind.
+
+    ``bindings`` maps a slot name (``InputTensor``, ``OutputTensor``, ``InputTensors[1]``) to a buffer
+    name or a ``BufferUse``; a slot left out gets a buffer of its own named ``<name>.<slot>``. Two steps
+    naming one buffer share it: that is how one operator reads what another wrote.
+    """
+
+    name: str
+    desc: Any
+    bindings: Mapping[str, str | BufferUse] = field(default_factory=dict)
+
+
+@dataclass
+class _Slot:
+    name: str
+    use: BufferUse | None  # None: bound as DML_BINDING_TYPE_NONE (absent optional tensor)
+    owned: bool = False
+
+
+@dataclass
+class _Dispatch:
+    label: str
+    inputs: list[_Slot]
+    outputs: list[_Slot]
+
+
+@dataclass
+class Barrier:
+    """A UAV barrier recorded before execute dispatch ``before`` (0 = the first), and why it is needed."""
+
+    before: int
+    reason: str
+
+
+def _tensor_slots(desc: Any) -> tuple[list[tuple[str, Any, bool]], list[tuple[str, Any, bool]]]:
+    wrapped = operator_desc(desc)
+    spec = REGISTRY[wrapped.Type]
+    inputs = [(name, tensor, is_owned_by_dml(tensor)) for name, tensor, _ in binding_slots(spec, wrapped.Desc, "input")]
+    outputs = [(name, tensor, False) for name, tensor, _ in binding_slots(spec, wrapped.Desc, "output")]
+    return inputs, outputs
+
+
+def _buffer_size(tensor: Any) -> int:
+    buffer = getattr(tensor, "Desc", tensor)
+    return int(buffer.TotalTensorSizeInBytes)
+
+
+class _Program:
+    """The buffers and dispatches a recording function binds, with the buffers' sizes."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, int] = {}
+        self.described: dict[str, list[str]] = {}
+        self.dispatches: list[_Dispatch] = []
+
+    def use(self, binding: str | BufferUse | None, default: str, tensor: Any, what: str) -> BufferUse | None:
+        if tensor is None:
+            return None
+        use = BufferUse(default) if binding is None else BufferUse(binding) if isinstance(binding, str) else binding
+        size = _buffer_size(tensor) if use.size is None else int(use.size)
+        use = BufferUse(use.buffer, int(use.offset), size)
+        self.buffers[use.buffer] = max(self.buffers.get(use.buffer, 0), use.offset + size)
+        self.described.setdefault(use.buffer, []).append(what)
+        return use
+
+    def add(self, label: str, slots: tuple[list[tuple[str, Any, bool]], list[tuple[str, Any, bool]]], bindings: Mapping[str, str | BufferUse]) -> None:
+        unknown = set(bindings) - {name for name, _, _ in (*slots[0], *slots[1])}
+        if unknown:
+            msg = f"{label} has no slot {', '.join(sorted(unknown))}; its slots are {', '.join(name for name, _, _ in (*slots[0], *slots[1]))}"
+            raise ValueError(msg)
+        inputs = [_Slot(name, self.use(bindings.get(name), f"{label}.{name}", tensor, f"{label}.{name}"), owned) for name, tensor, owned in slots[0]]
+        outputs = [_Slot(name, self.use(bindings.get(name), f"{label}.{name}", tensor, f"{label}.{name}")) for name, tensor, _ in slots[1]]
+        self.dispatches.append(_Dispatch(label, inputs, outputs))
+
+    def index(self, buffer: str) -> int:
+        return list(self.buffers).index(buffer)
+
+
+def plan_barriers(program: _Program) -> list[Barrier]:
+    """Where the recording needs UAV barriers, by dmlpy's BARRIER.UAV_MISSING rule (``dmlpy.execution``).
+
+    After the initializer, always: it writes the persistent resources the executes read, and their sizes
+    are known only from the binding properties at run time. Before an execute, when it reads bytes of a
+    buffer that a dispatch recorded since the last barrier wrote, or writes bytes such a dispatch read or
+    wrote (``Access.conflicts``); each dispatch has its own temporary and persistent resources, so only the
+    program's buffers can conflict.
+    """
+    tokens = {name: object() for name in program.buffers}  # stand-ins for the buffers: Access compares identity
+    barriers = [Barrier(0, "the initializer wrote the persistent resources (and read the OWNED_BY_DML inputs) that the executes use")]
+    pending: list[Access] = []
+    for i, dispatch in enumerate(program.dispatches):
+        accesses = [Access(tokens[s.use.buffer], s.use.offset, s.use.offset + int(s.use.size or 0), write, dispatch.label)  # type: ignore[arg-type]
+                    for slots, write in ((dispatch.inputs, False), (dispatch.outputs, True)) for s in slots if s.use is not None and not s.owned]  # fmt: skip
+        conflicts = [(old, new) for new in accesses for old in pending if new.conflicts(old)]
+        if i > 0 and conflicts:
+            old, new = conflicts[0]
+            buffer = next(name for name, token in tokens.items() if token is new.buffer)
+            verb = "writes" if new.write else "reads"
+            earlier = "wrote" if old.write else "read"
+            barriers.append(Barrier(i, f"{new.dispatch} {verb} bytes [{new.start}, {new.end}) of {buffer}, which {old.dispatch} {earlier}"))
+            pending = []
+        pending.extend(accesses)
+    return barriers
+
+
+def _comment(text: str) -> str:
+    return text.replace("*/", "* /").replace("\n", " ")
+
+
+def _binding_lines(program: _Program, slots: list[_Slot], var: str, indent: str) -> list[str]:
+    """DML_BUFFER_BINDING / DML_BINDING_DESC arrays for ``slots``: ``var``_buffers and ``var``."""
+    buffers, descs = [], []
+    for i, slot in enumerate(slots):
+        if slot.use is None or slot.owned:
+            buffers.append("{nullptr, 0, 0}")
+            descs.append("{DML_BINDING_TYPE_NONE, nullptr}")
+        else:
+            buffers.append(f"{{buffers[{program.index(slot.use.buffer)}], {slot.use.offset}, {slot.use.size}}}")
+            descs.append(f"{{DML_BINDING_TYPE_BUFFER, &{var}_buffers[{i}]}}")
+    names = ", ".join(s.name for s in slots)
+    lines = [f"{indent}// {_comment(names)}"]
+    if any(s.use is not None and not s.owned for s in slots):
+        lines.append(f"{indent}const DML_BUFFER_BINDING {var}_buffers[{len(slots)}] = {{{', '.join(buffers)}}};")
+    return [*lines, f"{indent}const DML_BINDING_DESC {var}[{len(slots)}] = {{{', '.join(descs)}}};"]
+
+
+def recording_function(program: _Program, prefix: str, create: list[str], *, graph: bool = False) -> str:
+    """The C++ function ``<prefix>_run`` that records and runs ``program`` on a DirectML device, with
+    ``<prefix>_BUFFER_COUNT`` and ``<prefix>_BUFFER_SIZES`` for the buffers it binds.
+
+    ``create`` are statements that fill ``IDMLCompiledOperator* compiled[N]`` (and keep them in ``objects``).
+    """
+    count = len(program.dispatches)
+    barriers = {b.before: b for b in plan_barriers(program)}
+    buffer_list = list(program.buffers.items())
+    name = f"{prefix}_run"
+    lines = [f"enum {{ {prefix}_BUFFER_COUNT = {len(buffer_list)} }};"]
+    if buffer_list:
+        lines.append(f"// The buffers {name}() binds, in the order it takes them; each at least this many bytes:")
+        lines += [f"//   buffers[{i}] {_comment(buffer)}: {size} bytes, bound to {_comment(', '.join(program.described[buffer]))}" for i, (buffer, size) in enumerate(buffer_list)]
+        lines.append(f"static const UINT64 {prefix}_BUFFER_SIZES[{len(buffer_list)}] = {{{', '.join(f'{size}ull' for _, size in buffer_list)}}};")
+    lines += [
+        f"// Records everything DirectML needs to run {'the graph' if graph else 'the operators'} into one command list and runs it on ``queue``:",
+        "// compile, one initializer, a descriptor heap holding every binding table in its own range, the",
+        "// persistent and temporary resources the binding properties ask for, SetDescriptorHeaps before the",
+        "// first RecordDispatch, the initializer, a UAV barrier between dispatches that share memory, then",
+        "// Close, ExecuteCommandLists and a fence wait. ``buffers`` are UAV buffers (dmlpy_create_buffer) in the",
+        "// UNORDERED_ACCESS state; upload the inputs before and read the outputs after. Returns the first",
+        "// failing HRESULT, else the device's GetDeviceRemovedReason().",
+        f"inline HRESULT {name}(IDMLDevice* dml, ID3D12Device* d3d, ID3D12CommandQueue* queue, ID3D12Resource* const* buffers)",
+        "{",
+        "    dmlpy_com_objects objects;",
+    ]
+    if not buffer_list:
+        lines.append("    (void)buffers;")
+    lines += [
+        f"    const UINT N = {count};",
+        "",
+        f"    // 1. Create and compile the {'graph' if graph else 'operators'}.",
+        f"    IDMLCompiledOperator* compiled[{count}] = {{}};",
+        *create,
+        "",
+        "    // 2. One initializer for every compiled operator (CreateOperatorInitializer).",
+        "    IDMLOperatorInitializer* initializer = nullptr;",
+        "    DMLPY_CHECK(dml->CreateOperatorInitializer(N, compiled, IID_PPV_ARGS(&initializer)));",
+        "    objects.keep(initializer);",
+        "",
+        "    // 3. The binding properties: descriptors each binding table needs, temporary and persistent bytes.",
+        f"    IDMLDispatchable* dispatchables[{count + 1}] = {{initializer{''.join(f', compiled[{i}]' for i in range(count))}}};",
+        f"    DML_BINDING_PROPERTIES properties[{count + 1}];",
+        f"    UINT first_descriptor[{count + 1}];",
+        "    UINT descriptor_count = 0;",
+        "    for (UINT t = 0; t <= N; ++t) {",
+        "        properties[t] = dispatchables[t]->GetBindingProperties();",
+        "        first_descriptor[t] = descriptor_count;  // each table its own range: live tables must not overlap",
+        "        descriptor_count += properties[t].RequiredDescriptorCount;",
+        "    }",
+        "",
+        "    // 4. A shader-visible CBV_SRV_UAV descriptor heap with room for every table's RequiredDescriptorCount.",
+        "    D3D12_DESCRIPTOR_HEAP_DESC heap_desc = {D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV, descriptor_count > 0 ? descriptor_count : 1, D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE, 0};",
+        "    ID3D12DescriptorHeap* heap = nullptr;",
+        "    DMLPY_CHECK(d3d->CreateDescriptorHeap(&heap_desc, IID_PPV_ARGS(&heap)));",
+        "    objects.keep(heap);",
+        "    const UINT increment = d3d->GetDescriptorHandleIncrementSize(D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV);",
+        "    const D3D12_CPU_DESCRIPTOR_HANDLE cpu_start = heap->GetCPUDescriptorHandleForHeapStart();",
+        "    const D3D12_GPU_DESCRIPTOR_HANDLE gpu_start = heap->GetGPUDescriptorHandleForHeapStart();",
+        "",
+        "    // 5. A binding table per dispatchable at its range of the heap; temporary and persistent resources.",
+        f"    IDMLBindingTable* tables[{count + 1}] = {{}};",
+        f"    ID3D12Resource* temporary[{count + 1}] = {{}};",
+        f"    ID3D12Resource* persistent[{count + 1}] = {{}};  // [t] for compiled[t - 1]",
+        f"    DML_BUFFER_BINDING persistent_bindings[{count + 1}] = {{}};",
+        "    for (UINT t = 0; t <= N; ++t) {",
+        "        DML_BINDING_TABLE_DESC table_desc = {};",
+        "        table_desc.Dispatchable = dispatchables[t];",
+        "        table_desc.CPUDescriptorHandle.ptr = cpu_start.ptr + SIZE_T(first_descriptor[t]) * increment;",
+        "        table_desc.GPUDescriptorHandle.ptr = gpu_start.ptr + UINT64(first_descriptor[t]) * increment;",
+        "        table_desc.SizeInDescriptors = properties[t].RequiredDescriptorCount;",
+        "        DMLPY_CHECK(dml->CreateBindingTable(&table_desc, IID_PPV_ARGS(&tables[t])));",
+        "        objects.keep(tables[t]);",
+        "        if (properties[t].TemporaryResourceSize > 0) {  // each dispatch its own: no barrier needed for it",
+        "            DMLPY_CHECK(dmlpy_create_buffer(d3d, properties[t].TemporaryResourceSize, &temporary[t]));",
+        "            objects.keep(temporary[t]);",
+        "            const DML_BUFFER_BINDING binding = {temporary[t], 0, properties[t].TemporaryResourceSize};",
+        "            const DML_BINDING_DESC desc = {DML_BINDING_TYPE_BUFFER, &binding};",
+        "            tables[t]->BindTemporaryResource(&desc);",
+        "        }",
+        "        if (t > 0 && properties[t].PersistentResourceSize > 0) {",
+        "            DMLPY_CHECK(dmlpy_create_buffer(d3d, properties[t].PersistentResourceSize, &persistent[t]));",
+        "            objects.keep(persistent[t]);",
+        "            persistent_bindings[t] = DML_BUFFER_BINDING{persistent[t], 0, properties[t].PersistentResourceSize};",
+        "            const DML_BINDING_DESC desc = {DML_BINDING_TYPE_BUFFER, &persistent_bindings[t]};",
+        "            tables[t]->BindPersistentResource(&desc);",
+        "        }",
+        "    }",
+        "",
+        "    // 6. The initializer's bindings: inputs are each operator's OWNED_BY_DML tensors (a buffer array),",
+        "    //    outputs each operator's persistent resource (NONE when it needs none).",
+    ]
+    owned = [[s for s in d.inputs if s.owned and s.use is not None] for d in program.dispatches]
+    if any(owned):
+        arrays = []
+        for i, dispatch in enumerate(program.dispatches):
+            if owned[i]:
+                slots = [_Slot(s.name, s.use) if s.owned else _Slot(s.name, None) for s in dispatch.inputs]
+                lines += _binding_lines(program, slots, f"owned_{i}", "    ")[:2]
+                lines.append(f"    const DML_BUFFER_ARRAY_BINDING owned_{i} = {{{len(slots)}, owned_{i}_buffers}};")
+                arrays.append(f"{{DML_BINDING_TYPE_BUFFER_ARRAY, &owned_{i}}}")
+            else:
+                arrays.append("{DML_BINDING_TYPE_NONE, nullptr}")
+        lines += [f"    const DML_BINDING_DESC initializer_inputs[{count}] = {{{', '.join(arrays)}}};", "    tables[0]->BindInputs(N, initializer_inputs);"]
+    lines += [
+        f"    DML_BINDING_DESC initializer_outputs[{count}];",
+        "    for (UINT i = 0; i < N; ++i)",
+        "        initializer_outputs[i] = persistent[i + 1] ? DML_BINDING_DESC{DML_BINDING_TYPE_BUFFER, &persistent_bindings[i + 1]} : DML_BINDING_DESC{DML_BINDING_TYPE_NONE, nullptr};",
+        "    tables[0]->BindOutputs(N, initializer_outputs);",
+        "",
+        "    // 7. The executes' bindings: the tensors in desc field order (OWNED_BY_DML and absent tensors NONE).",
+    ]
+    for i, dispatch in enumerate(program.dispatches):
+        lines.append(f"    {{  // {_comment(dispatch.label)}")
+        for slots, method, var in ((dispatch.inputs, "BindInputs", "inputs"), (dispatch.outputs, "BindOutputs", "outputs")):
+            if slots:
+                lines += _binding_lines(program, slots, var, "        ")
+                lines.append(f"        tables[{i + 1}]->{method}({len(slots)}, {var});")
+        lines.append("    }")
+    lines += [
+        "",
+        "    // 8. A command list, and the recorder that records DirectML dispatches into it.",
+        "    const D3D12_COMMAND_LIST_TYPE list_type = queue->GetDesc().Type;",
+        "    ID3D12CommandAllocator* allocator = nullptr;",
+        "    DMLPY_CHECK(d3d->CreateCommandAllocator(list_type, IID_PPV_ARGS(&allocator)));",
+        "    objects.keep(allocator);",
+        "    ID3D12GraphicsCommandList* list = nullptr;",
+        "    DMLPY_CHECK(d3d->CreateCommandList(0, list_type, allocator, nullptr, IID_PPV_ARGS(&list)));",
+        "    objects.keep(list);",
+        "    IDMLCommandRecorder* recorder = nullptr;",
+        "    DMLPY_CHECK(dml->CreateCommandRecorder(IID_PPV_ARGS(&recorder)));",
+        "    objects.keep(recorder);",
+        "",
+        "    // 9. Record. The heap is set before any RecordDispatch whose binding table lives in it.",
+        "    ID3D12DescriptorHeap* heaps[] = {heap};",
+        "    list->SetDescriptorHeaps(1, heaps);",
+        "    D3D12_RESOURCE_BARRIER uav_barrier = {};",
+        "    uav_barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;",
+        "    uav_barrier.Flags = D3D12_RESOURCE_BARRIER_FLAG_NONE;",
+        "    uav_barrier.UAV.pResource = nullptr;  // every UAV resource: later dispatches see every earlier write",
+        "    recorder->RecordDispatch(list, initializer, tables[0]);",
+    ]
+    for i, dispatch in enumerate(program.dispatches):
+        if i in barriers:
+            lines += [f"    // UAV barrier: {_comment(barriers[i].reason)}", "    list->ResourceBarrier(1, &uav_barrier);"]
+        lines.append(f"    recorder->RecordDispatch(list, compiled[{i}], tables[{i + 1}]);  // {_comment(dispatch.label)}")
+    lines += [
+        "",
+        "    // 10. Close, execute, and wait on a fence until the GPU has finished.",
+        "    DMLPY_CHECK(list->Close());",
+        "    ID3D12CommandList* lists[] = {list};",
+        "    queue->ExecuteCommandLists(1, lists);",
+        "    ID3D12Fence* fence = nullptr;",
+        "    DMLPY_CHECK(d3d->CreateFence(0, D3D12_FENCE_FLAG_NONE, IID_PPV_ARGS(&fence)));",
+        "    objects.keep(fence);",
+        "    DMLPY_CHECK(queue->Signal(fence, 1));",
+        "    if (fence->GetCompletedValue() < 1) {",
+        "        HANDLE event = CreateEventW(nullptr, FALSE, FALSE, nullptr);",
+        "        if (event == nullptr) return HRESULT_FROM_WIN32(GetLastError());",
+        "        const HRESULT waited = fence->SetEventOnCompletion(1, event);",
+        "        if (SUCCEEDED(waited)) WaitForSingleObject(event, INFINITE);",
+        "        CloseHandle(event);",
+        "        DMLPY_CHECK(waited);",
+        "    }",
+        "    return dml->GetDeviceRemovedReason();",
+        "}",
+    ]
+    return "#if !defined(DMLPY_TYPES_ONLY)\n" + "\n".join(lines) + "\n#endif\n"
+
+
+def _compile_operators(builders: list[str]) -> list[str]:
+    lines = []
+    for i, builder in enumerate(builders):
+        lines += [
+            "    {",
+            "        IDMLOperator* op = nullptr;",
+            f"        DMLPY_CHECK(dml->CreateOperator({builder}(), IID_PPV_ARGS(&op)));",
+            "        objects.keep(op);",
+            f"        DMLPY_CHECK(dml->CompileOperator(op, DML_EXECUTION_FLAG_NONE, IID_PPV_ARGS(&compiled[{i}])));",
+            f"        objects.keep(compiled[{i}]);",
+            "    }",
+        ]
+    return lines
+
+
+def plan_program(steps: Iterable[Step]) -> _Program:
+    """The buffers (name -> bytes) and dispatches (slots -> buffer ranges) a recording of ``steps`` binds."""
+    program = _Program()
+    for step in steps:
+        program.add(step.name, _tensor_slots(step.desc), step.bindings)
+    return program
+
+
+def emit_program(steps: Iterable[Step | tuple[str, Any] | tuple[str, Any, Mapping[str, str | BufferUse]]], prefix: str = "dmlpy") -> str:
+    """A header that builds each step's desc and records the whole program: ``<prefix>_run(...)``.
+
+    Steps run in order in one command list; steps binding one buffer depend on each other, and the
+    recording puts a UAV barrier between them exactly where dmlpy's BARRIER.UAV_MISSING rule asks for one
+    (``plan_barriers``). ``<prefix>_<step>()`` returns each step's DML_OPERATOR_DESC.
+    """
+    prefix = identifier(prefix)
+    steps = [item if isinstance(item, Step) else Step(*item) for item in steps]
+    program = plan_program(steps)
+    parts: list[str] = []
+    builders: list[str] = []
+    seen: set[str] = set()
+    for step in steps:
+        function = identifier(f"{prefix}_{step.name}")
+        while function in seen:
+            function += "_"
+        seen.add(function)
+        parts.append(operator_function(step.desc, function))
+        builders.append(function)
+    if not builders:
+        msg = "emit_program: no steps"
+        raise ValueError(msg)
+    parts.append(_HELPERS)
+    parts.append(recording_function(program, prefix, _compile_operators(builders)))
+    return header("\n".join(parts))
+
+
+def _graph_slots(program: Any, desc: Any) -> tuple[list[tuple[str, Any, bool]], list[tuple[str, Any, bool]]]:
+    compiled = getattr(program, "compiled", None)
+    if compiled is None:
+        device = next((node.Desc.Operator.device for node in desc.Nodes or () if hasattr(node.Desc, "Operator") and hasattr(node.Desc.Operator, "device")), None)
+        plan = plan_graph(Checker(), desc, device)
+        if plan is None:
+            msg = "emit_graph: the graph desc is not valid (dmlpy.validate or Device.compile_graph says why)"
+            raise ValueError(msg)
+        inputs, outputs = plan.input_slots, plan.output_slots
+    else:
+        inputs, outputs = compiled.input_slots(), compiled.output_slots()
+    return [(s.name, s.tensor, s.owned) for s in inputs], [(s.name, s.tensor, False) for s in outputs]
+
+
+__all__ = [
+    "BufferUse",
+    "Step",
+    "c_string",
+    "desc_statements",
+    "emit_graph",
+    "emit_model",
+    "emit_operator",
+    "emit_operators",
+    "emit_program",
+    "get_include",
+    "header",
+    "identifier",
+    "model_steps",
+    "operator_function",
+    "plan_barriers",
+    "plan_program",
+    "prelude",
+    "recording_function",
+    "target_version",
+]

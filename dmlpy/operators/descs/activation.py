@@ -19,6 +19,12 @@ class DML_ACTIVATION_ELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_ELU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_elu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The scale of the negative part: f(x) = x > 0 ? x : Alpha * (exp(x) - 1).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -32,6 +38,11 @@ class DML_ACTIVATION_HARDMAX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_HARDMAX, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_hardmax_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -44,6 +55,13 @@ class DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC(CStruct):  # noqa: N801 - the C 
 
     DML_OPERATOR_ACTIVATION_HARD_SIGMOID, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_hard_sigmoid_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The slope: f(x) = max(0, min(Alpha * x + Beta, 1)).
+        Beta (FLOAT): The offset: f(x) = max(0, min(Alpha * x + Beta, 1)).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -58,6 +76,11 @@ class DML_ACTIVATION_IDENTITY_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_IDENTITY, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_identity_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -70,6 +93,12 @@ class DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C na
 
     DML_OPERATOR_ACTIVATION_LEAKY_RELU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_leaky_relu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The slope of the negative part: f(x) = x > 0 ? x : Alpha * x.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -83,6 +112,13 @@ class DML_ACTIVATION_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_LINEAR, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_linear_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The slope: f(x) = Alpha * x + Beta.
+        Beta (FLOAT): The offset: f(x) = Alpha * x + Beta.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -97,6 +133,11 @@ class DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C n
 
     DML_OPERATOR_ACTIVATION_LOG_SOFTMAX, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_log_softmax_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -109,6 +150,13 @@ class DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - 
 
     DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_parameterized_relu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        SlopeTensor (const DML_TENSOR_DESC*): The slope applied to negative inputs, broadcast to the input's
+            sizes.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -122,6 +170,13 @@ class DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC(CStruct):  # noqa: N801 -
 
     DML_OPERATOR_ACTIVATION_PARAMETRIC_SOFTPLUS, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_parametric_softplus_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The outer factor: f(x) = Alpha * ln(1 + exp(Beta * x)).
+        Beta (FLOAT): The inner factor: f(x) = Alpha * ln(1 + exp(Beta * x)).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -136,6 +191,11 @@ class DML_ACTIVATION_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_RELU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_relu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -148,6 +208,13 @@ class DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C na
 
     DML_OPERATOR_ACTIVATION_SCALED_ELU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_scaled_elu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The scale of the negative part: f(x) = Gamma * (x > 0 ? x : Alpha * (exp(x) - 1)).
+        Gamma (FLOAT): The gamma coefficient: f(x) = Gamma * (x > 0 ? x : Alpha * (exp(x) - 1)).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -162,6 +229,13 @@ class DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C n
 
     DML_OPERATOR_ACTIVATION_SCALED_TANH, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_scaled_tanh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The outer factor: f(x) = Alpha * tanh(Beta * x).
+        Beta (FLOAT): The inner factor: f(x) = Alpha * tanh(Beta * x).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -176,6 +250,11 @@ class DML_ACTIVATION_SIGMOID_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SIGMOID, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_sigmoid_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -188,6 +267,11 @@ class DML_ACTIVATION_SOFTMAX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SOFTMAX, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_softmax_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -200,6 +284,12 @@ class DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SOFTPLUS, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_softplus_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Steepness (FLOAT): The steepness of the curve: f(x) = ln(1 + exp(Steepness * x)) / Steepness.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -213,6 +303,11 @@ class DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SOFTSIGN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_softsign_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -225,6 +320,11 @@ class DML_ACTIVATION_TANH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_TANH, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_tanh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -237,6 +337,12 @@ class DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC(CStruct):  # noqa: N801 - th
 
     DML_OPERATOR_ACTIVATION_THRESHOLDED_RELU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_thresholded_relu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The threshold: f(x) = x > Alpha ? x : 0.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -250,6 +356,14 @@ class DML_ACTIVATION_SHRINK_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SHRINK, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_shrink_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Bias (FLOAT): The amount moved toward 0 outside the threshold: f(x) = x < -T ? x + Bias : x > T ? x
+            - Bias : 0.
+        Threshold (FLOAT): Inputs within [-Threshold, Threshold] become 0.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -264,6 +378,13 @@ class DML_ACTIVATION_CELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_CELU, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_celu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The scale of the negative part: f(x) = max(0, x) + min(0, Alpha * (exp(x / Alpha) -
+            1)).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -277,6 +398,11 @@ class DML_ACTIVATION_GELU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_GELU, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_gelu_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -289,6 +415,13 @@ class DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SOFTMAX1, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_softmax1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -303,6 +436,13 @@ class DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C 
 
     DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_log_softmax1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -317,6 +457,13 @@ class DML_ACTIVATION_HARDMAX1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_HARDMAX1, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_hardmax1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -331,6 +478,13 @@ class DML_ACTIVATION_SWISH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ACTIVATION_SWISH, DML_FEATURE_LEVEL_6_2.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_swish_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        SigmoidInputScale (FLOAT): The factor applied to x inside the sigmoid: f(x) = x *
+            sigmoid(SigmoidInputScale * x).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -344,6 +498,13 @@ class DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C na
 
     DML_OPERATOR_ACTIVATION_HARD_SWISH, DML_FEATURE_LEVEL_6_2.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_hard_swish_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Alpha (FLOAT): The slope: f(x) = x * max(0, min(Alpha * x + Beta, 1)).
+        Beta (FLOAT): The offset: f(x) = x * max(0, min(Alpha * x + Beta, 1)).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

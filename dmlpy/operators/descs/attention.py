@@ -19,6 +19,38 @@ class DML_MULTIHEAD_ATTENTION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_MULTIHEAD_ATTENTION, DML_FEATURE_LEVEL_6_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_multihead_attention_operator_desc
+
+    Fields:
+        QueryTensor (const DML_TENSOR_DESC*, optional): The queries, when not given stacked with keys or
+            values.
+        KeyTensor (const DML_TENSOR_DESC*, optional): The keys, when not given stacked.
+        ValueTensor (const DML_TENSOR_DESC*, optional): The values, when not given stacked.
+        StackedQueryKeyTensor (const DML_TENSOR_DESC*, optional): Queries and keys stacked in one tensor
+            (instead of QueryTensor and KeyTensor).
+        StackedKeyValueTensor (const DML_TENSOR_DESC*, optional): Keys and values stacked in one tensor
+            (instead of KeyTensor and ValueTensor).
+        StackedQueryKeyValueTensor (const DML_TENSOR_DESC*, optional): Queries, keys and values stacked in
+            one tensor.
+        BiasTensor (const DML_TENSOR_DESC*, optional): A bias added to the projected queries, keys and
+            values; absent means none.
+        MaskTensor (const DML_TENSOR_DESC*, optional): The attention mask; MaskType says how to read it.
+        RelativePositionBiasTensor (const DML_TENSOR_DESC*, optional): A bias added to the attention scores
+            before the softmax.
+        PastKeyTensor (const DML_TENSOR_DESC*, optional): The keys of earlier steps, placed before this
+            step's keys.
+        PastValueTensor (const DML_TENSOR_DESC*, optional): The values of earlier steps, placed before this
+            step's values.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputPresentKeyTensor (const DML_TENSOR_DESC*, optional): The past and present keys together, for
+            the next step (absent: not written).
+        OutputPresentValueTensor (const DML_TENSOR_DESC*, optional): The past and present values together,
+            for the next step (absent: not written).
+        Scale (FLOAT): The factor the query-key dot products are multiplied by (often 1 / sqrt(head size)).
+        MaskFilterValue (FLOAT): The score masked-out positions get before the softmax.
+        HeadCount (UINT): The number of attention heads.
+        MaskType (DML_MULTIHEAD_ATTENTION_MASK_TYPE): How MaskTensor is read: a boolean mask, key sequence
+            lengths, or start/end indices.
     """
 
     QueryTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, optional=True, role="input")
@@ -47,6 +79,42 @@ class DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_MULTIHEAD_ATTENTION1, DML_FEATURE_LEVEL_6_3.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_multihead_attention1_operator_desc
+
+    Fields:
+        QueryTensor (const DML_TENSOR_DESC*, optional): The queries, when not given stacked with keys or
+            values.
+        KeyTensor (const DML_TENSOR_DESC*, optional): The keys, when not given stacked.
+        ValueTensor (const DML_TENSOR_DESC*, optional): The values, when not given stacked.
+        StackedQueryKeyTensor (const DML_TENSOR_DESC*, optional): Queries and keys stacked in one tensor
+            (instead of QueryTensor and KeyTensor).
+        StackedKeyValueTensor (const DML_TENSOR_DESC*, optional): Keys and values stacked in one tensor
+            (instead of KeyTensor and ValueTensor).
+        StackedQueryKeyValueTensor (const DML_TENSOR_DESC*, optional): Queries, keys and values stacked in
+            one tensor.
+        BiasTensor (const DML_TENSOR_DESC*, optional): A bias added to the projected queries, keys and
+            values; absent means none.
+        MaskTensor (const DML_TENSOR_DESC*, optional): The attention mask; MaskType says how to read it.
+        RelativePositionBiasTensor (const DML_TENSOR_DESC*, optional): A bias added to the attention scores
+            before the softmax.
+        PastKeyTensor (const DML_TENSOR_DESC*, optional): The keys of earlier steps, placed before this
+            step's keys.
+        PastValueTensor (const DML_TENSOR_DESC*, optional): The values of earlier steps, placed before this
+            step's values.
+        PastSequenceLengthsTensor (const DML_TENSOR_DESC*, optional): How many past entries each batch item
+            has.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputPresentKeyTensor (const DML_TENSOR_DESC*, optional): The past and present keys together, for
+            the next step (absent: not written).
+        OutputPresentValueTensor (const DML_TENSOR_DESC*, optional): The past and present values together,
+            for the next step (absent: not written).
+        Scale (FLOAT): The factor the query-key dot products are multiplied by (often 1 / sqrt(head size)).
+        MaskFilterValue (FLOAT): The score masked-out positions get before the softmax.
+        QueryHeadCount (UINT): The number of query heads.
+        KeyValueHeadCount (UINT): The number of key and value heads (fewer than QueryHeadCount for
+            grouped-query attention).
+        MaskType (DML_MULTIHEAD_ATTENTION_MASK_TYPE): How MaskTensor is read: a boolean mask, key sequence
+            lengths, or start/end indices.
     """
 
     QueryTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, optional=True, role="input")

@@ -21,6 +21,34 @@ class DML_CONVOLUTION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_CONVOLUTION, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_convolution_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The input, {N, Cin, (D,) H, W}.
+        FilterTensor (const DML_TENSOR_DESC*): The filter, {Cout, Cin / GroupCount, (kD,) kH, kW} (BACKWARD:
+            {Cin, Cout / GroupCount, ...}).
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias, {1, Cout, 1, 1(, 1)}; absent means no bias.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Mode (DML_CONVOLUTION_MODE): CONVOLUTION flips the filter; CROSS_CORRELATION (what most frameworks
+            call convolution) does not.
+        Direction (DML_CONVOLUTION_DIRECTION): FORWARD convolves; BACKWARD is the transposed convolution
+            (ConvTranspose).
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        OutputPadding (const UINT*, DimensionCount entries): Extra size added at the end of each spatial
+            output dimension (BACKWARD convolutions only).
+        GroupCount (UINT): The number of groups the channels are split into; each group convolves on its
+            own.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -45,6 +73,21 @@ class DML_GEMM_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_GEMM, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gemm_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The A matrices, {BatchCount, ChannelCount, M, K} ({..., K, M} when
+            TransA is TRANSPOSE).
+        BTensor (const DML_TENSOR_DESC*): The B matrices, {BatchCount, ChannelCount, K, N} ({..., N, K} when
+            TransB is TRANSPOSE).
+        CTensor (const DML_TENSOR_DESC*, optional): The C matrices, {BatchCount, ChannelCount, M, N},
+            broadcast by strides; absent means 0.
+        OutputTensor (const DML_TENSOR_DESC*): The result, {BatchCount, ChannelCount, M, N}.
+        TransA (DML_MATRIX_TRANSFORM): Whether ATensor's last two dimensions are transposed first.
+        TransB (DML_MATRIX_TRANSFORM): Whether BTensor's last two dimensions are transposed first.
+        Alpha (FLOAT): The factor of the product: Output = FusedActivation(Alpha * A x B + Beta * C).
+        Beta (FLOAT): The factor of C.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

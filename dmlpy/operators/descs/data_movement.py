@@ -20,6 +20,15 @@ class DML_SLICE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SLICE, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_slice_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of entries in Offsets, Sizes and Strides: the tensors' rank.
+        Offsets (const UINT*, DimensionCount entries): Where the window starts in each dimension.
+        Sizes (const UINT*, DimensionCount entries): The window's size in each dimension.
+        Strides (const UINT*, DimensionCount entries): The step between taken elements in each dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -36,6 +45,11 @@ class DML_CAST_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_CAST, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_cast_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -48,6 +62,13 @@ class DML_SPLIT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SPLIT, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_split_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputCount (UINT): The number of entries in OutputTensors.
+        OutputTensors (const DML_TENSOR_DESC*, OutputCount entries): The tensors the input is split into, in
+            order along Axis.
+        Axis (UINT): The dimension the input is split along.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -62,6 +83,14 @@ class DML_JOIN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_JOIN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_join_operator_desc
+
+    Fields:
+        InputCount (UINT): The number of entries in InputTensors.
+        InputTensors (const DML_TENSOR_DESC*, InputCount entries): The tensors to concatenate, in order
+            along Axis.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension the inputs are concatenated along.
     """
 
     InputCount: int | None = c_field(Kind.DIMENSION_COUNT)
@@ -76,6 +105,18 @@ class DML_PADDING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_PADDING, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_padding_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        PaddingMode (DML_PADDING_MODE): What the padded positions hold: CONSTANT, EDGE, REFLECTION,
+            SYMMETRIC or WRAP.
+        PaddingValue (FLOAT): The value written into padded positions when PaddingMode is CONSTANT.
+        DimensionCount (UINT): The number of entries in StartPadding and EndPadding: the tensors' rank.
+        StartPadding (const UINT*, DimensionCount entries): Elements added before the first in each
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Elements added after the last in each dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -93,6 +134,15 @@ class DML_GATHER_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_GATHER, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The input dimension the indices select along.
+        IndexDimensions (UINT): How many dimensions of IndicesTensor hold indices (the rest are leading 1s).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -108,6 +158,14 @@ class DML_TILE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_TILE, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_tile_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        RepeatsCount (UINT): The number of entries in Repeats.
+        Repeats (const UINT*, RepeatsCount entries): How many times the input is repeated along each
+            dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -122,6 +180,12 @@ class DML_DIAGONAL_MATRIX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_DIAGONAL_MATRIX, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_diagonal_matrix_operator_desc
+
+    Fields:
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Offset (INT): Which diagonal is filled: 0 the main one, positive above it, negative below.
+        Value (FLOAT): The value on the chosen diagonal; every other element is 0.
     """
 
     OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="output")
@@ -135,6 +199,15 @@ class DML_SCATTER_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SCATTER, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_scatter_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        UpdatesTensor (const DML_TENSOR_DESC*): The values written at the places IndicesTensor names.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension the indices address.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -150,6 +223,14 @@ class DML_ONE_HOT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ONE_HOT, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_one_hot_operator_desc
+
+    Fields:
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        ValuesTensor (const DML_TENSOR_DESC*): Two values: {off value, on value}.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The output dimension the one-hot values run along.
     """
 
     IndicesTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -164,6 +245,12 @@ class DML_FILL_VALUE_CONSTANT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_FILL_VALUE_CONSTANT, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_fill_value_constant_operator_desc
+
+    Fields:
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ValueDataType (DML_TENSOR_DATA_TYPE): The data type Value is given in.
+        Value (DML_SCALAR_UNION): The value every output element gets (read as ValueDataType).
     """
 
     OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="output")
@@ -177,6 +264,13 @@ class DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_FILL_VALUE_SEQUENCE, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_fill_value_sequence_operator_desc
+
+    Fields:
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ValueDataType (DML_TENSOR_DATA_TYPE): The data type Value is given in.
+        ValueStart (DML_SCALAR_UNION): The first value of the sequence.
+        ValueDelta (DML_SCALAR_UNION): The difference between consecutive values.
     """
 
     OutputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="output")
@@ -191,6 +285,14 @@ class DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_REVERSE_SUBSEQUENCES, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_reverse_subsequences_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        SequenceLengthsTensor (const DML_TENSOR_DESC*): The length of each batch item's sequence; absent
+            means every sequence is full length.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension whose subsequences are reversed.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -205,6 +307,14 @@ class DML_GATHER_ELEMENTS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_GATHER_ELEMENTS, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_elements_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension the indices select along.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -219,6 +329,17 @@ class DML_GATHER_ND_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_GATHER_ND, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_nd_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InputDimensionCount (UINT): How many dimensions of InputTensor are meaningful (the rest are leading
+            1s).
+        IndicesDimensionCount (UINT): How many dimensions of IndicesTensor are meaningful (the rest are
+            leading 1s).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -234,6 +355,18 @@ class DML_SCATTER_ND_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SCATTER_ND, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_scatter_nd_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        UpdatesTensor (const DML_TENSOR_DESC*): The values written at the places IndicesTensor names.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InputDimensionCount (UINT): How many dimensions of InputTensor are meaningful (the rest are leading
+            1s).
+        IndicesDimensionCount (UINT): How many dimensions of IndicesTensor are meaningful (the rest are
+            leading 1s).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -250,6 +383,18 @@ class DML_SLICE1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SLICE1, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_slice1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of entries in each window array: the tensors' rank.
+        InputWindowOffsets (const UINT*, DimensionCount entries): Where the window starts in each input
+            dimension.
+        InputWindowSizes (const UINT*, DimensionCount entries): The window's size in each input dimension,
+            in input elements.
+        InputWindowStrides (const INT*, DimensionCount entries): The step between taken elements in each
+            dimension; negative steps walk backwards.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -266,6 +411,12 @@ class DML_NONZERO_COORDINATES_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_NONZERO_COORDINATES, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_nonzero_coordinates_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputCountTensor (const DML_TENSOR_DESC*): The number of nonzero elements found.
+        OutputCoordinatesTensor (const DML_TENSOR_DESC*): The coordinates of each nonzero element, in
+            row-major order.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -279,6 +430,19 @@ class DML_GATHER_ND1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_GATHER_ND1, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_nd1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): The indices that select elements; negative indices count
+            from the end where the page allows them.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InputDimensionCount (UINT): How many dimensions of InputTensor are meaningful (the rest are leading
+            1s).
+        IndicesDimensionCount (UINT): How many dimensions of IndicesTensor are meaningful (the rest are
+            leading 1s).
+        BatchDimensionCount (UINT): How many leading dimensions are batch dimensions shared by input and
+            indices.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -295,6 +459,20 @@ class DML_PADDING1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_PADDING1, DML_FEATURE_LEVEL_5_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_padding1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        PaddingMode (DML_PADDING_MODE): What the padded positions hold: CONSTANT, EDGE, REFLECTION,
+            SYMMETRIC or WRAP.
+        PaddingValueDataType (DML_TENSOR_DATA_TYPE): The data type PaddingValue is given in.
+        PaddingValue (DML_SCALAR_UNION): The value written into padded positions when PaddingMode is
+            CONSTANT.
+        DimensionCount (UINT): The number of entries in StartPadding and EndPadding: the tensors' rank.
+        StartPadding (const UINT*, DimensionCount entries): Elements added before the first in each
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Elements added after the last in each dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -313,6 +491,16 @@ class DML_DIAGONAL_MATRIX1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_DIAGONAL_MATRIX1, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_diagonal_matrix1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*, optional): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ValueDataType (DML_TENSOR_DATA_TYPE): The data type Value is given in.
+        Value (DML_SCALAR_UNION): The value written on the chosen diagonals (read as ValueDataType); every
+            other element is 0.
+        DiagonalFillBegin (INT): The first diagonal (counted from the main one) that gets Value.
+        DiagonalFillEnd (INT): One past the last diagonal that gets Value.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, optional=True, role="input")
@@ -329,6 +517,22 @@ class DML_FOLD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_FOLD, DML_FEATURE_LEVEL_6_4.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_fold_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        WindowSizes (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -347,6 +551,22 @@ class DML_UNFOLD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_UNFOLD, DML_FEATURE_LEVEL_6_4.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_unfold_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        WindowSizes (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -22,6 +22,13 @@ class DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(CStruct):  # noqa: N801 - the C na
 
     DML_OPERATOR_ELEMENT_WISE_IDENTITY, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_identity_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -35,6 +42,13 @@ class DML_ELEMENT_WISE_ABS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ABS, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_abs_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -48,6 +62,13 @@ class DML_ELEMENT_WISE_ACOS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ACOS, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_acos_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -61,6 +82,13 @@ class DML_ELEMENT_WISE_ADD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ADD, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_add_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -74,6 +102,13 @@ class DML_ELEMENT_WISE_ASIN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ASIN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_asin_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -87,6 +122,13 @@ class DML_ELEMENT_WISE_ATAN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ATAN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_atan_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -100,6 +142,13 @@ class DML_ELEMENT_WISE_CEIL_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_CEIL, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_ceil_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -113,6 +162,15 @@ class DML_ELEMENT_WISE_CLIP_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_CLIP, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_clip_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
+        Min (FLOAT): Values below Min become Min.
+        Max (FLOAT): Values above Max become Max.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -128,6 +186,13 @@ class DML_ELEMENT_WISE_COS_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_COS, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_cos_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -141,6 +206,12 @@ class DML_ELEMENT_WISE_DIVIDE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_DIVIDE, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_divide_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The dividends.
+        BTensor (const DML_TENSOR_DESC*): The divisors.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -154,6 +225,13 @@ class DML_ELEMENT_WISE_EXP_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_EXP, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_exp_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -167,6 +245,13 @@ class DML_ELEMENT_WISE_FLOOR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_FLOOR, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_floor_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -180,6 +265,13 @@ class DML_ELEMENT_WISE_LOG_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_LOG, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_log_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -193,6 +285,13 @@ class DML_ELEMENT_WISE_LOGICAL_AND_OPERATOR_DESC(CStruct):  # noqa: N801 - the C
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_AND, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_and_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -206,6 +305,13 @@ class DML_ELEMENT_WISE_LOGICAL_EQUALS_OPERATOR_DESC(CStruct):  # noqa: N801 - th
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_EQUALS, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_equals_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -219,6 +325,13 @@ class DML_ELEMENT_WISE_LOGICAL_GREATER_THAN_OPERATOR_DESC(CStruct):  # noqa: N80
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_GREATER_THAN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_greater_than_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -232,6 +345,13 @@ class DML_ELEMENT_WISE_LOGICAL_LESS_THAN_OPERATOR_DESC(CStruct):  # noqa: N801 -
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_LESS_THAN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_less_than_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -245,6 +365,11 @@ class DML_ELEMENT_WISE_LOGICAL_NOT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_NOT, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_not_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -257,6 +382,13 @@ class DML_ELEMENT_WISE_LOGICAL_OR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C 
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_OR, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_or_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -270,6 +402,13 @@ class DML_ELEMENT_WISE_LOGICAL_XOR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_XOR, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_xor_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -283,6 +422,13 @@ class DML_ELEMENT_WISE_MAX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_MAX, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_max_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -296,6 +442,13 @@ class DML_ELEMENT_WISE_MEAN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_MEAN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_mean_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -309,6 +462,13 @@ class DML_ELEMENT_WISE_MIN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_MIN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_min_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -322,6 +482,13 @@ class DML_ELEMENT_WISE_MULTIPLY_OPERATOR_DESC(CStruct):  # noqa: N801 - the C na
 
     DML_OPERATOR_ELEMENT_WISE_MULTIPLY, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_multiply_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -335,6 +502,14 @@ class DML_ELEMENT_WISE_POW_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_POW, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_pow_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ExponentTensor (const DML_TENSOR_DESC*): The exponent each element of InputTensor is raised to.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -349,6 +524,14 @@ class DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC(CStruct):  # noqa: N801 - the 
 
     DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_constant_pow_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
+        Exponent (FLOAT): The exponent every element is raised to.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -363,6 +546,13 @@ class DML_ELEMENT_WISE_RECIP_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_RECIP, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_recip_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -376,6 +566,13 @@ class DML_ELEMENT_WISE_SIN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_SIN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_sin_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -389,6 +586,13 @@ class DML_ELEMENT_WISE_SQRT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_SQRT, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_sqrt_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -402,6 +606,12 @@ class DML_ELEMENT_WISE_SUBTRACT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C na
 
     DML_OPERATOR_ELEMENT_WISE_SUBTRACT, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_subtract_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The minuends.
+        BTensor (const DML_TENSOR_DESC*): The subtrahends: Output = A - B.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -415,6 +625,13 @@ class DML_ELEMENT_WISE_TAN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_TAN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_tan_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -428,6 +645,14 @@ class DML_ELEMENT_WISE_THRESHOLD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C n
 
     DML_OPERATOR_ELEMENT_WISE_THRESHOLD, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_threshold_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
+        Min (FLOAT): Values below Min become Min.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -442,6 +667,13 @@ class DML_ELEMENT_WISE_QUANTIZE_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_quantize_linear_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ScaleTensor (const DML_TENSOR_DESC*): The quantization scale, broadcast to the input's sizes.
+        ZeroPointTensor (const DML_TENSOR_DESC*, optional): The quantization zero point (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -456,6 +688,13 @@ class DML_ELEMENT_WISE_DEQUANTIZE_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 -
 
     DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_dequantize_linear_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ScaleTensor (const DML_TENSOR_DESC*): The quantization scale, broadcast to the input's sizes.
+        ZeroPointTensor (const DML_TENSOR_DESC*, optional): The quantization zero point (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -470,6 +709,14 @@ class DML_VALUE_SCALE_2D_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_VALUE_SCALE_2D, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_value_scale_2d_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Scale (FLOAT): The factor every element is multiplied by.
+        ChannelCount (UINT): The number of channels (entries in Bias).
+        Bias (const FLOAT*, ChannelCount entries): The value added to each channel, ChannelCount of them.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -485,6 +732,11 @@ class DML_ELEMENT_WISE_SIGN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_SIGN, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_sign_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -497,6 +749,11 @@ class DML_ELEMENT_WISE_IS_NAN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_IS_NAN, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_is_nan_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -509,6 +766,13 @@ class DML_ELEMENT_WISE_ERF_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ERF, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_erf_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -522,6 +786,13 @@ class DML_ELEMENT_WISE_SINH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_SINH, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_sinh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -535,6 +806,13 @@ class DML_ELEMENT_WISE_COSH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_COSH, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_cosh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -548,6 +826,13 @@ class DML_ELEMENT_WISE_TANH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_TANH, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_tanh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -561,6 +846,13 @@ class DML_ELEMENT_WISE_ASINH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ASINH, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_asinh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -574,6 +866,13 @@ class DML_ELEMENT_WISE_ACOSH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ACOSH, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_acosh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -587,6 +886,13 @@ class DML_ELEMENT_WISE_ATANH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ATANH, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_atanh_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -600,6 +906,14 @@ class DML_ELEMENT_WISE_IF_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_IF, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_if_operator_desc
+
+    Fields:
+        ConditionTensor (const DML_TENSOR_DESC*): The condition: nonzero picks ATensor's element, zero
+            BTensor's.
+        ATensor (const DML_TENSOR_DESC*): The values taken where the condition is nonzero.
+        BTensor (const DML_TENSOR_DESC*): The values taken where the condition is zero.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ConditionTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -614,6 +928,15 @@ class DML_ELEMENT_WISE_ADD1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ADD1, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_add1_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -628,6 +951,12 @@ class DML_ELEMENT_WISE_BIT_SHIFT_LEFT_OPERATOR_DESC(CStruct):  # noqa: N801 - th
 
     DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_shift_left_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The values to shift.
+        BTensor (const DML_TENSOR_DESC*): The shift counts.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -641,6 +970,12 @@ class DML_ELEMENT_WISE_BIT_SHIFT_RIGHT_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_shift_right_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The values to shift.
+        BTensor (const DML_TENSOR_DESC*): The shift counts.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -654,6 +989,13 @@ class DML_ELEMENT_WISE_ROUND_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_ROUND, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_round_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        RoundingMode (DML_ROUNDING_MODE): How ties and fractions are rounded: HALVES_TO_NEAREST_EVEN,
+            TOWARD_ZERO, TOWARD_INFINITY.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -667,6 +1009,12 @@ class DML_ELEMENT_WISE_IS_INFINITY_OPERATOR_DESC(CStruct):  # noqa: N801 - the C
 
     DML_OPERATOR_ELEMENT_WISE_IS_INFINITY, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_is_infinity_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InfinityMode (DML_IS_INFINITY_MODE): Which infinities count: EITHER, POSITIVE or NEGATIVE.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -680,6 +1028,12 @@ class DML_ELEMENT_WISE_MODULUS_TRUNCATE_OPERATOR_DESC(CStruct):  # noqa: N801 - 
 
     DML_OPERATOR_ELEMENT_WISE_MODULUS_TRUNCATE, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_modulus_truncate_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The dividends.
+        BTensor (const DML_TENSOR_DESC*): The divisors (the result takes the dividend's sign).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -693,6 +1047,12 @@ class DML_ELEMENT_WISE_MODULUS_FLOOR_OPERATOR_DESC(CStruct):  # noqa: N801 - the
 
     DML_OPERATOR_ELEMENT_WISE_MODULUS_FLOOR, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_modulus_floor_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The dividends.
+        BTensor (const DML_TENSOR_DESC*): The divisors (the result takes the divisor's sign).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -706,6 +1066,13 @@ class DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_ELEMENT_WISE_BIT_AND, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_and_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -719,6 +1086,13 @@ class DML_ELEMENT_WISE_BIT_OR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_BIT_OR, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_or_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -732,6 +1106,13 @@ class DML_ELEMENT_WISE_BIT_XOR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_ELEMENT_WISE_BIT_XOR, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_xor_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -745,6 +1126,11 @@ class DML_ELEMENT_WISE_BIT_NOT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_ELEMENT_WISE_BIT_NOT, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_not_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -757,6 +1143,11 @@ class DML_ELEMENT_WISE_BIT_COUNT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C n
 
     DML_OPERATOR_ELEMENT_WISE_BIT_COUNT, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_bit_count_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -769,6 +1160,13 @@ class DML_ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL_OPERATOR_DESC(CStruct):  # 
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_greater_than_or_equal_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -782,6 +1180,13 @@ class DML_ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL_OPERATOR_DESC(CStruct):  # noq
 
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_logical_less_than_or_equal_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -795,6 +1200,12 @@ class DML_ELEMENT_WISE_ATAN_YX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_ELEMENT_WISE_ATAN_YX, DML_FEATURE_LEVEL_3_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_atan_yx_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The y coordinates.
+        BTensor (const DML_TENSOR_DESC*): The x coordinates.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -808,6 +1219,13 @@ class DML_ELEMENT_WISE_DIFFERENCE_SQUARE_OPERATOR_DESC(CStruct):  # noqa: N801 -
 
     DML_OPERATOR_ELEMENT_WISE_DIFFERENCE_SQUARE, DML_FEATURE_LEVEL_3_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_difference_square_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -821,6 +1239,16 @@ class DML_ELEMENT_WISE_CLIP1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_CLIP1, DML_FEATURE_LEVEL_5_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_clip1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleBias (const DML_SCALE_BIAS*, optional): Optional scale and bias applied to each input element
+            first: x * Scale + Bias (NULL: none).
+        MinMaxDataType (DML_TENSOR_DATA_TYPE): The data type Min and Max are given in.
+        Min (DML_SCALAR_UNION): Values below Min become Min (read as MinMaxDataType).
+        Max (DML_SCALAR_UNION): Values above Max become Max (read as MinMaxDataType).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -837,6 +1265,11 @@ class DML_ELEMENT_WISE_NEGATE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ELEMENT_WISE_NEGATE, DML_FEATURE_LEVEL_5_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_negate_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -20,6 +20,19 @@ class DML_BATCH_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_BATCH_NORMALIZATION, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_batch_normalization_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        MeanTensor (const DML_TENSOR_DESC*): The mean of each channel.
+        VarianceTensor (const DML_TENSOR_DESC*): The variance of each channel.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*): The bias added to the result, broadcast to its sizes.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Spatial (BOOL): TRUE: one mean and variance per channel (spatial batch normalization).
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -39,6 +52,19 @@ class DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - th
 
     DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_mean_variance_normalization_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ScaleTensor (const DML_TENSOR_DESC*, optional): The scale (gamma) the normalized values are
+            multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        CrossChannel (BOOL): TRUE: statistics are taken across channels too; FALSE: per channel.
+        NormalizeVariance (BOOL): TRUE: divide by the standard deviation after subtracting the mean.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -57,6 +83,16 @@ class DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_local_response_normalization_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        CrossChannel (BOOL): TRUE: statistics are taken across channels too; FALSE: per channel.
+        LocalSize (UINT): The number of neighbouring elements in each normalization window.
+        Alpha (FLOAT): The scale of the sum of squares.
+        Beta (FLOAT): The exponent of the denominator.
+        Bias (FLOAT): The value added to the scaled sum of squares (k).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -74,6 +110,14 @@ class DML_LP_NORMALIZATION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_LP_NORMALIZATION, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_lp_normalization_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension the norm is taken along.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
+        P (UINT): The exponent p of the Lp norm: 1 or 2.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -89,6 +133,20 @@ class DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_mean_variance_normalization1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ScaleTensor (const DML_TENSOR_DESC*, optional): The scale (gamma) the normalized values are
+            multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
+        NormalizeVariance (BOOL): TRUE: divide by the standard deviation after subtracting the mean.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -108,6 +166,21 @@ class DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2, DML_FEATURE_LEVEL_6_3.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_mean_variance_normalization2_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ScaleTensor (const DML_TENSOR_DESC*, optional): The scale (gamma) the normalized values are
+            multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
+        UseMean (BOOL): TRUE: subtract the mean.
+        UseVariance (BOOL): TRUE: divide by the standard deviation.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -21,6 +21,22 @@ class DML_AVERAGE_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_AVERAGE_POOLING, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_average_pooling_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        IncludePadding (BOOL): TRUE: padded positions count in the average; FALSE: only real input elements
+            do.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -39,6 +55,21 @@ class DML_LP_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_LP_POOLING, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_lp_pooling_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        P (UINT): The exponent p of the Lp norm.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -57,6 +88,20 @@ class DML_MAX_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_MAX_POOLING, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_max_pooling_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -74,6 +119,15 @@ class DML_ROI_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ROI_POOLING, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_roi_pooling_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ROITensor (const DML_TENSOR_DESC*): The regions, {1, 1, NumROIs, 5}, each {batch index, x1, y1, x2,
+            y2} with inclusive corners.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        SpatialScale (FLOAT): The factor from region coordinates to input coordinates.
+        PooledSize (DML_SIZE_2D): The height and width of each pooled region.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -89,6 +143,22 @@ class DML_MAX_POOLING1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_MAX_POOLING1, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_max_pooling1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputIndicesTensor (const DML_TENSOR_DESC*, optional): For each output element, the index of the
+            input element it came from (absent: not written).
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -107,6 +177,13 @@ class DML_MAX_UNPOOLING_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_MAX_UNPOOLING, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_max_unpooling_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        IndicesTensor (const DML_TENSOR_DESC*): For each input element, the flat index of the output element
+            it is written to (as MAX_POOLING1 gives them).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -120,6 +197,24 @@ class DML_MAX_POOLING2_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_MAX_POOLING2, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_max_pooling2_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputIndicesTensor (const DML_TENSOR_DESC*, optional): For each output element, the index of the
+            input element it came from (absent: not written).
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -139,6 +234,23 @@ class DML_ROI_ALIGN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ROI_ALIGN, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_roi_align_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ROITensor (const DML_TENSOR_DESC*): The regions of interest, {NumROIs, 4}, each as its corners {x1,
+            y1, x2, y2}.
+        BatchIndicesTensor (const DML_TENSOR_DESC*): For each region, the batch item it is taken from.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ReductionFunction (DML_REDUCE_FUNCTION): How the samples of an output element are combined: AVERAGE
+            or MAX.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        SpatialScaleX (FLOAT): The factor from region x coordinates to input coordinates.
+        SpatialScaleY (FLOAT): The factor from region y coordinates to input coordinates.
+        OutOfBoundsInputValue (FLOAT): The value read for samples that fall outside the input.
+        MinimumSamplesPerOutput (UINT): The fewest samples taken per output element in each dimension.
+        MaximumSamplesPerOutput (UINT): The most samples taken per output element in each dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -160,6 +272,27 @@ class DML_ROI_ALIGN1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ROI_ALIGN1, DML_FEATURE_LEVEL_4_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_roi_align1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ROITensor (const DML_TENSOR_DESC*): The regions of interest, {NumROIs, 4}, each as its corners {x1,
+            y1, x2, y2}.
+        BatchIndicesTensor (const DML_TENSOR_DESC*): For each region, the batch item it is taken from.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ReductionFunction (DML_REDUCE_FUNCTION): How the samples of an output element are combined: AVERAGE
+            or MAX.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        SpatialScaleX (FLOAT): The factor from region x coordinates to input coordinates.
+        SpatialScaleY (FLOAT): The factor from region y coordinates to input coordinates.
+        InputPixelOffset (FLOAT): The offset added to input coordinates before scaling (0.5: pixel centres).
+        OutputPixelOffset (FLOAT): The offset added to output coordinates after scaling (-0.5: pixel
+            centres).
+        OutOfBoundsInputValue (FLOAT): The value read for samples that fall outside the input.
+        MinimumSamplesPerOutput (UINT): The fewest samples taken per output element in each dimension.
+        MaximumSamplesPerOutput (UINT): The most samples taken per output element in each dimension.
+        AlignRegionsToCorners (BOOL): TRUE: region corners land on pixel corners; FALSE: on pixel centres.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -184,6 +317,23 @@ class DML_LP_POOLING1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_LP_POOLING1, DML_FEATURE_LEVEL_6_2.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_lp_pooling1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        P (UINT): The exponent p of the Lp norm.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -203,6 +353,24 @@ class DML_AVERAGE_POOLING1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_AVERAGE_POOLING1, DML_FEATURE_LEVEL_6_2.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_average_pooling1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        IncludePadding (BOOL): TRUE: padded positions count in the average; FALSE: only real input elements
+            do.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

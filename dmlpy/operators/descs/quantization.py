@@ -20,6 +20,16 @@ class DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC(CStruct):  # noqa: N801 - the C 
 
     DML_OPERATOR_MATRIX_MULTIPLY_INTEGER, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_matrix_multiply_integer_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The quantized A matrices, {..., M, K}.
+        AZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of ATensor's quantization
+            (absent means 0).
+        BTensor (const DML_TENSOR_DESC*): The quantized B matrices, {..., K, N}.
+        BZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of BTensor's quantization
+            (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -35,6 +45,21 @@ class DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC(CStruct):  # noqa: N801
 
     DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_quantized_linear_matrix_multiply_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The quantized A matrices, {..., M, K}.
+        AScaleTensor (const DML_TENSOR_DESC*): The scale of ATensor's quantization.
+        AZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of ATensor's quantization
+            (absent means 0).
+        BTensor (const DML_TENSOR_DESC*): The quantized B matrices, {..., K, N}.
+        BScaleTensor (const DML_TENSOR_DESC*): The scale of BTensor's quantization.
+        BZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of BTensor's quantization
+            (absent means 0).
+        OutputScaleTensor (const DML_TENSOR_DESC*): The scale of the output's quantization.
+        OutputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the output's
+            quantization (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -54,6 +79,28 @@ class DML_CONVOLUTION_INTEGER_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_CONVOLUTION_INTEGER, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_convolution_integer_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the input's quantization
+            (absent means 0).
+        FilterTensor (const DML_TENSOR_DESC*): The convolution weights (the filter).
+        FilterZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the filter's
+            quantization (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        GroupCount (UINT): The number of groups the channels are split into; each group convolves on its
+            own.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -75,6 +122,34 @@ class DML_QUANTIZED_LINEAR_CONVOLUTION_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_quantized_linear_convolution_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputScaleTensor (const DML_TENSOR_DESC*): The scale of the input's quantization.
+        InputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the input's quantization
+            (absent means 0).
+        FilterTensor (const DML_TENSOR_DESC*): The convolution weights (the filter).
+        FilterScaleTensor (const DML_TENSOR_DESC*): The scale of the filter's quantization.
+        FilterZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the filter's
+            quantization (absent means 0).
+        BiasTensor (const DML_TENSOR_DESC*, optional): The bias added to the result, broadcast to its sizes.
+        OutputScaleTensor (const DML_TENSOR_DESC*): The scale of the output's quantization.
+        OutputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the output's
+            quantization (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        GroupCount (UINT): The number of groups the channels are split into; each group convolves on its
+            own.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -101,6 +176,22 @@ class DML_ELEMENT_WISE_QUANTIZED_LINEAR_ADD_OPERATOR_DESC(CStruct):  # noqa: N80
 
     DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD, DML_FEATURE_LEVEL_4_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_quantized_linear_add_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The first operand.
+        AScaleTensor (const DML_TENSOR_DESC*): The scale of ATensor's quantization.
+        AZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of ATensor's quantization
+            (absent means 0).
+        BTensor (const DML_TENSOR_DESC*): The second operand, broadcast to ATensor's sizes through strides
+            where allowed.
+        BScaleTensor (const DML_TENSOR_DESC*): The scale of BTensor's quantization.
+        BZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of BTensor's quantization
+            (absent means 0).
+        OutputScaleTensor (const DML_TENSOR_DESC*): The scale of the output's quantization.
+        OutputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the output's
+            quantization (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -120,6 +211,14 @@ class DML_DYNAMIC_QUANTIZE_LINEAR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C 
 
     DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR, DML_FEATURE_LEVEL_4_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_dynamic_quantize_linear_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputScaleTensor (const DML_TENSOR_DESC*): The scale of the output's quantization.
+        OutputZeroPointTensor (const DML_TENSOR_DESC*): The zero point of the output's quantization (absent
+            means 0).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -134,6 +233,30 @@ class DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC(CStruct):  # noqa: N801
 
     DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING, DML_FEATURE_LEVEL_6_2.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_quantized_linear_average_pooling_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputScaleTensor (const DML_TENSOR_DESC*): The scale of the input's quantization.
+        InputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the input's quantization
+            (absent means 0).
+        OutputScaleTensor (const DML_TENSOR_DESC*): The scale of the output's quantization.
+        OutputZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of the output's
+            quantization (absent means 0).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
+        IncludePadding (BOOL): TRUE: padded positions count in the average; FALSE: only real input elements
+            do.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -157,6 +280,19 @@ class DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC(CStruct):  # noqa: N801
 
     DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT, DML_FEATURE_LEVEL_6_2.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_matrix_multiply_integer_to_float_operator_desc
+
+    Fields:
+        ATensor (const DML_TENSOR_DESC*): The quantized A matrices, {..., M, K}.
+        AScaleTensor (const DML_TENSOR_DESC*): The scale of ATensor's quantization.
+        AZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of ATensor's quantization
+            (absent means 0).
+        BTensor (const DML_TENSOR_DESC*): The quantized B matrices, {..., K, N}.
+        BScaleTensor (const DML_TENSOR_DESC*): The scale of BTensor's quantization.
+        BZeroPointTensor (const DML_TENSOR_DESC*, optional): The zero point of BTensor's quantization
+            (absent means 0).
+        BiasTensor (const DML_TENSOR_DESC*, optional): A bias added to the float result; absent means none.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     ATensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -175,6 +311,16 @@ class DML_QUANTIZE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_QUANTIZE, DML_FEATURE_LEVEL_6_3.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_quantize_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        QuantizationType (DML_QUANTIZATION_TYPE): Which quantization parameters are given: SCALE, or
+            SCALE_ZERO_POINT.
+        QuantizationTensorCount (UINT): The number of entries in QuantizationTensors.
+        QuantizationTensors (const DML_TENSOR_DESC*, QuantizationTensorCount entries): The quantization
+            parameters (scale, then zero point when QuantizationType has one).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -190,6 +336,16 @@ class DML_DEQUANTIZE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_DEQUANTIZE, DML_FEATURE_LEVEL_6_3.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_dequantize_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        QuantizationType (DML_QUANTIZATION_TYPE): Which quantization parameters are given: SCALE, or
+            SCALE_ZERO_POINT.
+        QuantizationTensorCount (UINT): The number of entries in QuantizationTensors.
+        QuantizationTensors (const DML_TENSOR_DESC*, QuantizationTensorCount entries): The quantization
+            parameters (scale, then zero point when QuantizationType has one).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -19,6 +19,14 @@ class DML_RANDOM_GENERATOR_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RANDOM_GENERATOR, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc
+
+    Fields:
+        InputStateTensor (const DML_TENSOR_DESC*): The generator's state (the Philox counter and key).
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputStateTensor (const DML_TENSOR_DESC*, optional): The generator's state after this call (absent:
+            not written).
+        Type (DML_RANDOM_GENERATOR_TYPE): The random number generator: PHILOX_4X32_10.
     """
 
     InputStateTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

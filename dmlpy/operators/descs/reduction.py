@@ -20,6 +20,15 @@ class DML_REDUCE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_REDUCE, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_reduce_operator_desc
+
+    Fields:
+        Function (DML_REDUCE_FUNCTION): How the elements are reduced: ARGMAX, ARGMIN, AVERAGE, L1, L2,
+            LOG_SUM, LOG_SUM_EXP, MAX, MIN, MULTIPLY, SUM or SUM_SQUARE.
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
     """
 
     Function: DML_REDUCE_FUNCTION | int = c_field(Kind.ENUM, DML_REDUCE_FUNCTION.ARGMAX, enum_type=DML_REDUCE_FUNCTION)
@@ -35,6 +44,13 @@ class DML_TOP_K_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_TOP_K, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_top_k_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputValueTensor (const DML_TENSOR_DESC*): The K selected values.
+        OutputIndexTensor (const DML_TENSOR_DESC*): The indices, along Axis, of the K selected values.
+        Axis (UINT): The dimension the K largest values are selected along.
+        K (UINT): How many elements to select along Axis.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -50,6 +66,14 @@ class DML_CUMULATIVE_SUMMATION_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_CUMULATIVE_SUMMATION, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_cumulative_summation_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension the running sum goes along.
+        AxisDirection (DML_AXIS_DIRECTION): INCREASING sums from the start of Axis, DECREASING from its end.
+        HasExclusiveSum (BOOL): TRUE: each output excludes its own element (the first is 0).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -65,6 +89,15 @@ class DML_TOP_K1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_TOP_K1, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_top_k1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputValueTensor (const DML_TENSOR_DESC*): The K selected values.
+        OutputIndexTensor (const DML_TENSOR_DESC*): The indices, along Axis, of the K selected values.
+        Axis (UINT): The dimension the K values are selected along.
+        K (UINT): How many elements to select along Axis.
+        AxisDirection (DML_AXIS_DIRECTION): DECREASING selects the K largest values, INCREASING the K
+            smallest.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -81,6 +114,15 @@ class DML_ARGMIN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ARGMIN, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_argmin_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
+        AxisDirection (DML_AXIS_DIRECTION): Which index wins a tie: INCREASING the first, DECREASING the
+            last.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -96,6 +138,15 @@ class DML_ARGMAX_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ARGMAX, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_argmax_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        AxisCount (UINT): The number of entries in Axes.
+        Axes (const UINT*, AxisCount entries): The dimensions the operator works along.
+        AxisDirection (DML_AXIS_DIRECTION): Which index wins a tie: INCREASING the first, DECREASING the
+            last.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -111,6 +162,15 @@ class DML_CUMULATIVE_PRODUCT_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_CUMULATIVE_PRODUCT, DML_FEATURE_LEVEL_3_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_cumulative_product_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        Axis (UINT): The dimension the running product goes along.
+        AxisDirection (DML_AXIS_DIRECTION): INCREASING multiplies from the start of Axis, DECREASING from
+            its end.
+        HasExclusiveProduct (BOOL): TRUE: each output excludes its own element (the first is 1).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -21,6 +21,14 @@ class DML_UPSAMPLE_2D_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_UPSAMPLE_2D, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_upsample_2d_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        ScaleSize (DML_SIZE_2D): The integer factors the height and width are multiplied by.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -35,6 +43,15 @@ class DML_RESAMPLE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RESAMPLE, DML_FEATURE_LEVEL_2_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_resample_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        ScaleCount (UINT): The number of entries in Scales.
+        Scales (const FLOAT*, ScaleCount entries): The output-to-input size ratio of each dimension.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -50,6 +67,19 @@ class DML_RESAMPLE1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RESAMPLE1, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_resample1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        DimensionCount (UINT): The number of entries in Scales and the pixel offsets: the tensors' rank.
+        Scales (const FLOAT*, DimensionCount entries): The output-to-input size ratio of each dimension.
+        InputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each input coordinate
+            before scaling (0.5: pixel centres).
+        OutputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each output
+            coordinate after scaling (-0.5: pixel centres).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -67,6 +97,21 @@ class DML_RESAMPLE2_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RESAMPLE2, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_resample2_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        RoundingDirection (DML_AXIS_DIRECTION): How a nearest-neighbour coordinate between two pixels is
+            rounded.
+        DimensionCount (UINT): The number of entries in Scales and the pixel offsets: the tensors' rank.
+        Scales (const FLOAT*, DimensionCount entries): The output-to-input size ratio of each dimension.
+        InputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each input coordinate
+            before scaling (0.5: pixel centres).
+        OutputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each output
+            coordinate after scaling (-0.5: pixel centres).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -85,6 +130,23 @@ class DML_RESAMPLE3_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RESAMPLE3, DML_FEATURE_LEVEL_6_4.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_resample3_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        RoundingDirection (DML_AXIS_DIRECTION): How a nearest-neighbour coordinate between two pixels is
+            rounded.
+        DimensionCount (UINT): The number of entries in Scales and the pixel offsets: the tensors' rank.
+        Scales (const FLOAT*, DimensionCount entries): The output-to-input size ratio of each dimension.
+        InputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each input coordinate
+            before scaling (0.5: pixel centres).
+        OutputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each output
+            coordinate after scaling (-0.5: pixel centres).
+        Antialiased (BOOL): TRUE: when downsampling, the kernel widens to average over every input pixel it
+            covers.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -21,6 +21,26 @@ class DML_RNN_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RNN, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_rnn_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        WeightTensor (const DML_TENSOR_DESC*): The input weights W of every gate, one set per direction.
+        RecurrenceTensor (const DML_TENSOR_DESC*): The recurrence weights R applied to the previous hidden
+            state, one set per direction.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The biases of every gate (input and recurrence), one
+            set per direction.
+        HiddenInitTensor (const DML_TENSOR_DESC*, optional): The initial hidden state; absent means zeros.
+        SequenceLengthsTensor (const DML_TENSOR_DESC*, optional): The length of each batch item's sequence;
+            absent means every sequence is full length.
+        OutputSequenceTensor (const DML_TENSOR_DESC*, optional): The hidden state of every time step
+            (absent: not written).
+        OutputSingleTensor (const DML_TENSOR_DESC*, optional): The hidden state of the last time step
+            (absent: not written).
+        ActivationDescCount (UINT): The number of entries in ActivationDescs.
+        ActivationDescs (const DML_OPERATOR_DESC*, ActivationDescCount entries): The activation functions of
+            the gates, in the order the page lists them.
+        Direction (DML_RECURRENT_NETWORK_DIRECTION): Which way the recurrence runs: FORWARD, BACKWARD or
+            BIDIRECTIONAL.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -42,6 +62,35 @@ class DML_LSTM_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_LSTM, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_lstm_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        WeightTensor (const DML_TENSOR_DESC*): The input weights W of every gate, one set per direction.
+        RecurrenceTensor (const DML_TENSOR_DESC*): The recurrence weights R applied to the previous hidden
+            state, one set per direction.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The biases of every gate (input and recurrence), one
+            set per direction.
+        HiddenInitTensor (const DML_TENSOR_DESC*, optional): The initial hidden state; absent means zeros.
+        CellMemInitTensor (const DML_TENSOR_DESC*, optional): The initial cell state; absent means zeros.
+        SequenceLengthsTensor (const DML_TENSOR_DESC*, optional): The length of each batch item's sequence;
+            absent means every sequence is full length.
+        PeepholeTensor (const DML_TENSOR_DESC*, optional): The peephole weights of the input, output and
+            forget gates; absent means none.
+        OutputSequenceTensor (const DML_TENSOR_DESC*, optional): The hidden state of every time step
+            (absent: not written).
+        OutputSingleTensor (const DML_TENSOR_DESC*, optional): The hidden state of the last time step
+            (absent: not written).
+        OutputCellSingleTensor (const DML_TENSOR_DESC*, optional): The cell state of the last time step
+            (absent: not written).
+        ActivationDescCount (UINT): The number of entries in ActivationDescs.
+        ActivationDescs (const DML_OPERATOR_DESC*, ActivationDescCount entries): The activation functions of
+            the gates, in the order the page lists them.
+        Direction (DML_RECURRENT_NETWORK_DIRECTION): Which way the recurrence runs: FORWARD, BACKWARD or
+            BIDIRECTIONAL.
+        ClipThreshold (float): The bound the cell's gate inputs are clipped to when UseClipThreshold is
+            TRUE.
+        UseClipThreshold (BOOL): TRUE: clip with ClipThreshold.
+        CoupleInputForget (BOOL): TRUE: the input gate is 1 - forget gate.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -69,6 +118,28 @@ class DML_GRU_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_GRU, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gru_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        WeightTensor (const DML_TENSOR_DESC*): The input weights W of every gate, one set per direction.
+        RecurrenceTensor (const DML_TENSOR_DESC*): The recurrence weights R applied to the previous hidden
+            state, one set per direction.
+        BiasTensor (const DML_TENSOR_DESC*, optional): The biases of every gate (input and recurrence), one
+            set per direction.
+        HiddenInitTensor (const DML_TENSOR_DESC*, optional): The initial hidden state; absent means zeros.
+        SequenceLengthsTensor (const DML_TENSOR_DESC*, optional): The length of each batch item's sequence;
+            absent means every sequence is full length.
+        OutputSequenceTensor (const DML_TENSOR_DESC*, optional): The hidden state of every time step
+            (absent: not written).
+        OutputSingleTensor (const DML_TENSOR_DESC*, optional): The hidden state of the last time step
+            (absent: not written).
+        ActivationDescCount (UINT): The number of entries in ActivationDescs.
+        ActivationDescs (const DML_OPERATOR_DESC*, ActivationDescCount entries): The activation functions of
+            the gates, in the order the page lists them.
+        Direction (DML_RECURRENT_NETWORK_DIRECTION): Which way the recurrence runs: FORWARD, BACKWARD or
+            BIDIRECTIONAL.
+        LinearBeforeReset (BOOL): TRUE: the reset gate is applied after the linear transform of the hidden
+            state.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -19,6 +19,12 @@ class DML_SPACE_TO_DEPTH_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SPACE_TO_DEPTH, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_space_to_depth_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        BlockSize (UINT): The side of the square blocks of H x W moved into channels.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -32,6 +38,12 @@ class DML_DEPTH_TO_SPACE_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_DEPTH_TO_SPACE, DML_FEATURE_LEVEL_1_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_depth_to_space_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        BlockSize (UINT): The side of the square blocks of H x W the channels are moved into.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -45,6 +57,14 @@ class DML_DEPTH_TO_SPACE1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_DEPTH_TO_SPACE1, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_depth_to_space1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        BlockSize (UINT): The side of the square blocks moved between space and depth.
+        Order (DML_DEPTH_SPACE_ORDER): How channels are laid out inside a block: DEPTH_COLUMN_ROW (DCR) or
+            COLUMN_ROW_DEPTH (CRD).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -59,6 +79,14 @@ class DML_SPACE_TO_DEPTH1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SPACE_TO_DEPTH1, DML_FEATURE_LEVEL_2_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_space_to_depth1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        BlockSize (UINT): The side of the square blocks moved between space and depth.
+        Order (DML_DEPTH_SPACE_ORDER): How channels are laid out inside a block: DEPTH_COLUMN_ROW (DCR) or
+            COLUMN_ROW_DEPTH (CRD).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")

@@ -21,6 +21,13 @@ class DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_ACTIVATION_RELU_GRAD, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_activation_relu_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -34,6 +41,23 @@ class DML_AVERAGE_POOLING_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C nam
 
     DML_OPERATOR_AVERAGE_POOLING_GRAD, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_average_pooling_grad_operator_desc
+
+    Fields:
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        IncludePadding (BOOL): TRUE: padded positions count in the average; FALSE: only real input elements
+            do.
     """
 
     InputGradientTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -52,6 +76,24 @@ class DML_MAX_POOLING_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_MAX_POOLING_GRAD, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_max_pooling_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        DimensionCount (UINT): The number of spatial dimensions: the tensors have DimensionCount + 2
+            dimensions {N, C, ...}.
+        Strides (const UINT*, DimensionCount entries): The step between consecutive windows in each spatial
+            dimension.
+        WindowSize (const UINT*, DimensionCount entries): The window's extent in each spatial dimension.
+        StartPadding (const UINT*, DimensionCount entries): Padding before the first element of each spatial
+            dimension.
+        EndPadding (const UINT*, DimensionCount entries): Padding after the last element of each spatial
+            dimension.
+        Dilations (const UINT*, DimensionCount entries): The distance between taps of the window in each
+            spatial dimension (1: adjacent).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -71,6 +113,20 @@ class DML_RESAMPLE_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RESAMPLE_GRAD, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_resample_grad_operator_desc
+
+    Fields:
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        DimensionCount (UINT): The number of entries in Scales and the pixel offsets: the tensors' rank.
+        Scales (const FLOAT*, DimensionCount entries): The output-to-input size ratio of each dimension.
+        InputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each input coordinate
+            before scaling (0.5: pixel centres).
+        OutputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each output
+            coordinate after scaling (-0.5: pixel centres).
     """
 
     InputGradientTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -88,6 +144,19 @@ class DML_SLICE_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_SLICE_GRAD, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_slice_grad_operator_desc
+
+    Fields:
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        DimensionCount (UINT): The number of entries in each window array: the tensors' rank.
+        InputWindowOffsets (const UINT*, DimensionCount entries): Where the window starts in each input
+            dimension.
+        InputWindowSizes (const UINT*, DimensionCount entries): The window's size in each input dimension,
+            in input elements.
+        InputWindowStrides (const INT*, DimensionCount entries): The step between taken elements in each
+            dimension; negative steps walk backwards.
     """
 
     InputGradientTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -104,6 +173,21 @@ class DML_ADAM_OPTIMIZER_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ADAM_OPTIMIZER, DML_FEATURE_LEVEL_3_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_adam_optimizer_operator_desc
+
+    Fields:
+        InputParametersTensor (const DML_TENSOR_DESC*): The parameters to update.
+        InputFirstMomentTensor (const DML_TENSOR_DESC*): The first moment (running mean of the gradient).
+        InputSecondMomentTensor (const DML_TENSOR_DESC*): The second moment (running mean of the squared
+            gradient).
+        GradientTensor (const DML_TENSOR_DESC*): The gradient of the parameters.
+        TrainingStepTensor (const DML_TENSOR_DESC*): The training step count t, used for bias correction.
+        OutputParametersTensor (const DML_TENSOR_DESC*): The updated parameters.
+        OutputFirstMomentTensor (const DML_TENSOR_DESC*): The updated first moment.
+        OutputSecondMomentTensor (const DML_TENSOR_DESC*): The updated second moment.
+        LearningRate (FLOAT): The step size of the update.
+        Beta1 (FLOAT): The decay rate of the first moment.
+        Beta2 (FLOAT): The decay rate of the second moment.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
     """
 
     InputParametersTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -126,6 +210,15 @@ class DML_ELEMENT_WISE_CLIP_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C n
 
     DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD, DML_FEATURE_LEVEL_3_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_clip_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        Min (FLOAT): The lower bound.
+        Max (FLOAT): The upper bound.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -141,6 +234,18 @@ class DML_LOCAL_RESPONSE_NORMALIZATION_GRAD_OPERATOR_DESC(CStruct):  # noqa: N80
 
     DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD, DML_FEATURE_LEVEL_3_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_local_response_normalization_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        CrossChannel (BOOL): TRUE: statistics are taken across channels too; FALSE: per channel.
+        LocalSize (UINT): The number of neighbouring elements in each normalization window.
+        Alpha (FLOAT): The scale of the sum of squares.
+        Beta (FLOAT): The exponent of the denominator.
+        Bias (FLOAT): The value added to the scaled sum of squares (k).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -159,6 +264,19 @@ class DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C
 
     DML_OPERATOR_BATCH_NORMALIZATION_GRAD, DML_FEATURE_LEVEL_3_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_batch_normalization_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        MeanTensor (const DML_TENSOR_DESC*): The mean of each channel.
+        VarianceTensor (const DML_TENSOR_DESC*): The variance of each channel.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        OutputScaleGradientTensor (const DML_TENSOR_DESC*): The gradient with respect to the scale.
+        OutputBiasGradientTensor (const DML_TENSOR_DESC*): The gradient with respect to the bias.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -178,6 +296,30 @@ class DML_ROI_ALIGN_GRAD_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_ROI_ALIGN_GRAD, DML_FEATURE_LEVEL_4_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_roi_align_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*, optional): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        ROITensor (const DML_TENSOR_DESC*): The regions of interest, {NumROIs, 4}, each as its corners {x1,
+            y1, x2, y2}.
+        BatchIndicesTensor (const DML_TENSOR_DESC*): For each region, the batch item it is taken from.
+        OutputGradientTensor (const DML_TENSOR_DESC*, optional): The gradient this operator computes, with
+            respect to the forward operator's input.
+        OutputROIGradientTensor (const DML_TENSOR_DESC*, optional): The gradient with respect to the regions
+            (absent: not written).
+        ReductionFunction (DML_REDUCE_FUNCTION): How the samples of an output element are combined: AVERAGE
+            or MAX.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        SpatialScaleX (FLOAT): The factor from region x coordinates to input coordinates.
+        SpatialScaleY (FLOAT): The factor from region y coordinates to input coordinates.
+        InputPixelOffset (FLOAT): The offset added to input coordinates before scaling (0.5: pixel centres).
+        OutputPixelOffset (FLOAT): The offset added to output coordinates after scaling (-0.5: pixel
+            centres).
+        MinimumSamplesPerOutput (UINT): The fewest samples taken per output element in each dimension.
+        MaximumSamplesPerOutput (UINT): The most samples taken per output element in each dimension.
+        AlignRegionsToCorners (BOOL): TRUE: region corners land on pixel corners; FALSE: on pixel centres.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, optional=True, role="input")
@@ -203,6 +345,20 @@ class DML_BATCH_NORMALIZATION_TRAINING_OPERATOR_DESC(CStruct):  # noqa: N801 - t
 
     DML_OPERATOR_BATCH_NORMALIZATION_TRAINING, DML_FEATURE_LEVEL_4_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_batch_normalization_training_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
+        BiasTensor (const DML_TENSOR_DESC*): The bias added to the result, broadcast to its sizes.
+        FusedAddTensor (const DML_TENSOR_DESC*, optional): A tensor added to the normalized result before
+            FusedActivation; absent means none.
+        OutputTensor (const DML_TENSOR_DESC*): The tensor the results are written to; its Sizes follow from
+            the inputs and attributes.
+        OutputMeanTensor (const DML_TENSOR_DESC*): The mean computed over the batch.
+        OutputVarianceTensor (const DML_TENSOR_DESC*): The variance computed over the batch.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
+        FusedActivation (const DML_OPERATOR_DESC*, optional): An activation applied to the result before it
+            is written (NULL: none).
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -222,6 +378,19 @@ class DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC(CStruct):  # noqa: N80
 
     DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD, DML_FEATURE_LEVEL_4_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_batch_normalization_training_grad_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        MeanTensor (const DML_TENSOR_DESC*): The mean of each channel.
+        VarianceTensor (const DML_TENSOR_DESC*): The variance of each channel.
+        ScaleTensor (const DML_TENSOR_DESC*): The scale (gamma) the normalized values are multiplied by.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        OutputScaleGradientTensor (const DML_TENSOR_DESC*): The gradient with respect to the scale.
+        OutputBiasGradientTensor (const DML_TENSOR_DESC*): The gradient with respect to the bias.
+        Epsilon (FLOAT): A small value added to the variance to avoid dividing by zero.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -241,6 +410,16 @@ class DML_ELEMENT_WISE_CLIP_GRAD1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C 
 
     DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1, DML_FEATURE_LEVEL_5_0.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_clip_grad1_operator_desc
+
+    Fields:
+        InputTensor (const DML_TENSOR_DESC*): The tensor the operator reads.
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        MinMaxDataType (DML_TENSOR_DATA_TYPE): The data type Min and Max are given in.
+        Min (DML_SCALAR_UNION): The lower bound.
+        Max (DML_SCALAR_UNION): The upper bound.
     """
 
     InputTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
@@ -257,6 +436,22 @@ class DML_RESAMPLE_GRAD1_OPERATOR_DESC(CStruct):  # noqa: N801 - the C name
 
     DML_OPERATOR_RESAMPLE_GRAD1, DML_FEATURE_LEVEL_5_1.
     https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_resample_grad1_operator_desc
+
+    Fields:
+        InputGradientTensor (const DML_TENSOR_DESC*): The incoming gradient: the loss's gradient with
+            respect to the forward operator's output.
+        OutputGradientTensor (const DML_TENSOR_DESC*): The gradient this operator computes, with respect to
+            the forward operator's input.
+        InterpolationMode (DML_INTERPOLATION_MODE): How output elements are interpolated from the input:
+            NEAREST_NEIGHBOR or LINEAR.
+        RoundingDirection (DML_AXIS_DIRECTION): How a nearest-neighbour coordinate between two pixels is
+            rounded.
+        DimensionCount (UINT): The number of entries in Scales and the pixel offsets: the tensors' rank.
+        Scales (const FLOAT*, DimensionCount entries): The output-to-input size ratio of each dimension.
+        InputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each input coordinate
+            before scaling (0.5: pixel centres).
+        OutputPixelOffsets (const FLOAT*, DimensionCount entries): The offset added to each output
+            coordinate after scaling (-0.5: pixel centres).
     """
 
     InputGradientTensor: DML_TENSOR_DESC | None = c_field(Kind.TENSOR, role="input")
