@@ -1,4 +1,4 @@
-"""Ten small but realistic image and sequence networks, with random weights, for the ONNX importer's model tests.
+"""Ten small but realistic image and sequence networks and a control, with random weights, for the ONNX importer's model tests.
 
 Every architecture is written here in plain ``torch.nn``, following the published design
 (and torchvision's reference code where it has one), narrowed and fed small inputs so that
@@ -412,6 +412,24 @@ class VisionTransformer(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------
+# A control: only operators main's importer mapped when this file was written (Conv with
+# fused Relu / LeakyRelu, AveragePool, ConvTranspose, DepthToSpace, Sigmoid), so the harness
+# is proven on a model that imports, whatever else is missing
+
+
+class ConvControl(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 16, 3, 1, 1), nn.ReLU(), nn.AvgPool2d(2), nn.Conv2d(16, 32, 3, 1, 1), nn.LeakyReLU(0.1),
+            nn.ConvTranspose2d(32, 16, 4, 2, 1), nn.ReLU(), nn.Conv2d(16, 12, 3, 1, 1), nn.PixelShuffle(2), nn.Sigmoid(),
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+# ---------------------------------------------------------------------------------------
 # The table
 
 
@@ -455,5 +473,6 @@ ARCHITECTURES: dict[str, Architecture] = {
         Architecture("super_resolution", SuperResolution, (1, 3, 32, 32), "PixelUnshuffle (SpaceToDepth or Reshape-Transpose-Reshape), Tanh, PixelShuffle (DepthToSpace)"),
         Architecture("dcgan_generator", DCGANGenerator, (1, 16, 1, 1), "ConvTranspose from 1x1, BatchNormalization, Relu, Tanh"),
         Architecture("vit_tiny", VisionTransformer, (1, 3, 32, 32), "patch Conv, Concat of a class token, LayerNormalization, MatMul, Softmax, Gelu (or Erf), Gather/Slice"),
+        Architecture("conv_control", ConvControl, (1, 3, 32, 32), "the control: Conv + Relu/LeakyRelu, AveragePool, ConvTranspose, DepthToSpace, Sigmoid only"),
     ]
 }
