@@ -15,9 +15,10 @@ the arrays given (and again for each new set of shapes).
 What the importer cannot take is raised as ``Rejected`` (a ``NotImplementedError``): the import
 error's HRESULT is E_NOTIMPL, which is how dmlpy says "an operator, version, attribute or
 type the importer does not map" (``ONNX.UNSUPPORTED_*``) and "DirectML accepts this, but dmlpy
-has no kernel for it" (``OPERATOR.NOT_EMULATED``). Any other ``DmlError`` (a desc DirectML
-would reject, an invalid model) propagates unchanged, so a test runner can tell "rejected"
-from "failed".
+has no kernel for it" (``OPERATOR.NOT_EMULATED``); so is any import error of a model with nodes
+outside ONNX's default domain (the importer maps that domain only). Any other ``DmlError`` (a
+desc DirectML would reject, an invalid model) propagates unchanged, so a test runner can tell
+"rejected" from "failed".
 """
 
 from __future__ import annotations
@@ -59,21 +60,34 @@ def is_rejection(error: BaseException) -> bool:
 
 
 def _static_shapes(model: onnx.ModelProto) -> bool:
+    """Whether the import can happen now: no tensor input has a symbolic or missing dimension.
+
+    A graph input that is not a tensor (a sequence, a map, an optional) counts as static: the
+    importer rejects it at once (ONNX.UNSUPPORTED_TYPE), before any array is given.
+    """
     initializers = {t.name for t in model.graph.initializer}
-    for value in model.graph.input:
-        if value.name in initializers:
-            continue
+    inputs = [v for v in model.graph.input if v.name not in initializers]
+    if any(v.type.WhichOneof("value") != "tensor_type" for v in inputs):
+        return True
+    for value in inputs:
         tensor = value.type.tensor_type
         if not tensor.HasField("shape") or any(not d.HasField("dim_value") for d in tensor.shape.dim):
             return False
     return True
 
 
+def _foreign_domains(model: onnx.ModelProto) -> list[str]:
+    """The operator domains other than ONNX's default one that the model's nodes use (ai.onnx.ml, training, custom)."""
+    return sorted({n.domain for n in model.graph.node if n.domain not in ("", "ai.onnx")})
+
+
 def _import(model: onnx.ModelProto, options: Mapping[str, Any], input_shapes: Mapping[str, Sequence[int]] | None = None) -> dml_onnx.ImportedModel:
     try:
         return dml_onnx.import_model(model, input_shapes=input_shapes, **options)
     except DmlError as error:
-        if is_rejection(error):
+        # a model of another domain only (ai.onnx.ml, ai.onnx.preview.training) fails before any
+        # node is read (no default-domain opset): the importer maps default-domain operators only
+        if is_rejection(error) or _foreign_domains(model):
             raise Rejected(error) from error
         raise
 

@@ -150,3 +150,18 @@ def test_the_runner_classifies_a_wrong_answer_as_a_failure_and_a_crash_as_one_to
     broken = type("Case", (), {"name": "broken", "model": model, "data_sets": [([X, X], [X])], "rtol": 1e-3, "atol": 1e-7})()
     outcome = run_case("Relu", broken, "numpy")
     assert (outcome.status, outcome.crash) == ("fail", True) and "ValueError" in outcome.detail
+
+
+def test_a_model_of_another_domain_only_or_with_a_sequence_input_is_rejected_not_failed() -> None:
+    ml_node = helper.make_node("Binarizer", ["x"], ["y"], domain="ai.onnx.ml", threshold=0.5)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    ml_only = helper.make_model(helper.make_graph([ml_node], "ml", [x], [y]), opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    with pytest.raises(Rejected):
+        DmlpyBackend.prepare(ml_only)
+    sequence = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["N"])
+    length = helper.make_tensor_value_info("n", TensorProto.INT64, [])
+    model = helper.make_model(helper.make_graph([helper.make_node("SequenceLength", ["s"], ["n"])], "seq", [sequence], [length]), opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(Rejected) as error:
+        DmlpyBackend.prepare(model)  # at prepare, not at run: a sequence is not a tensor whatever its shapes
+    assert "ONNX.UNSUPPORTED_TYPE" in error.value.rules
