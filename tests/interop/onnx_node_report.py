@@ -18,6 +18,13 @@ dtype, then ``assert_allclose`` with the case's rtol/atol). Outcomes:
   does not emulate the DML operator: ``Rejected`` (E_NOTIMPL), with the rule ids;
 * fail: a wrong answer, a desc DirectML would reject, or any other exception (``crash``): a
   bug to fix or a DirectML limit to document. Nothing is allowed to escape the runner.
+
+DirectML takes shapes, axes, pads, repeats, scales and clip bounds as constants (onnxruntime's
+DirectML provider leaves a node whose such input is computed at run time to the CPU), and
+ONNX's cases feed them as graph inputs. So a case the importer rejects while it has more than
+one graph input runs again with every input but the node's first made an initializer holding
+the case's values; the table counts those runs under "folded" (``--no-fold`` turns it off).
+Test values stored as TensorProto (float8, int4, ...) are converted with ``numpy_helper``.
 """
 
 from __future__ import annotations
@@ -51,13 +58,14 @@ class Outcome:
     status: str  # pass, rejected, fail
     detail: str = ""  # rule ids or the first line of the failure
     crash: bool = False  # fail by an exception that is not a DmlError or a mismatch
+    folded: bool = False  # run with the secondary graph inputs made initializers (see run_case)
 
 
 def mapped_op_types() -> list[str]:
-    """The op types dmlpy's importer maps (its SUPPORTED_VERSIONS)."""
+    """The op types dmlpy's importer maps (the keys of its SUPPORTED_VERSIONS and MAPPINGS tables)."""
     import dmlpy.interop.onnx as dx
 
-    return sorted(dx.SUPPORTED_VERSIONS)
+    return sorted(set(getattr(dx, "SUPPORTED_VERSIONS", {})) | set(getattr(dx, "MAPPINGS", {})))
 
 
 def _module_names(op: str) -> list[str]:
@@ -66,6 +74,12 @@ def _module_names(op: str) -> list[str]:
 
 
 def node_cases(ops: Iterable[str] | None = None, *, expanded: bool = False) -> list[tuple[str, Any]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # onnx's case generators overflow casts on purpose (RuntimeWarning)
+        return _node_cases(ops, expanded=expanded)
+
+
+def _node_cases(ops: Iterable[str] | None = None, *, expanded: bool = False) -> list[tuple[str, Any]]:
     """(op type, onnx TestCase) for the node cases of ``ops`` (None: every case onnx ships), in onnx's order.
 
     With ``ops`` given, only those ops' case modules are imported (fast); an op whose module
@@ -124,17 +138,68 @@ def _first_line(text: str, limit: int = 160) -> str:
     return (lines[0] if lines else "")[:limit]
 
 
-def run_case(op: str, case: Any, backend: str) -> Outcome:
-    """One case on one backend, classified; never raises."""
-    from dmlpy.interop.onnx_backend import DmlpyBackend, Rejected, is_rejection
+def _array(value: Any) -> Any:
+    """A test value as NumPy: onnx stores some (float8, int4, ...) as TensorProto."""
+    import onnx
+
+    return onnx.numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else value
+
+
+def folded(model: Any, inputs: Sequence[Any]) -> Any:
+    """The model with every graph input but the one feeding the node's first input made an initializer holding ``inputs``' values."""
+    import onnx
+
+    folded_model = onnx.ModelProto()
+    folded_model.CopyFrom(model)
+    graph = folded_model.graph
+    first = graph.node[0].input[0] if graph.node and graph.node[0].input else None
+    keep = []
+    for value, array in zip(list(graph.input), inputs, strict=False):
+        if value.name == first:
+            keep.append(value)
+        else:
+            graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(array), value.name))
+    del graph.input[:]
+    graph.input.extend(keep)
+    return folded_model
+
+
+def _attempt(case: Any, backend: str, fold: bool) -> None:
+    from dmlpy.interop.onnx_backend import DmlpyBackend
+
+    for inputs, expected in case.data_sets:
+        inputs = [_array(v) for v in inputs]
+        model = folded(case.model, inputs) if fold else case.model
+        rep = DmlpyBackend.prepare(model, "CPU", backend=backend)
+        first = model.graph.node[0].input[0] if fold else None
+        got = rep.run([v for v, value in zip(inputs, case.model.graph.input, strict=False) if value.name == first] if fold else inputs)
+        compare([_array(v) for v in expected], list(got), case.rtol, case.atol)
+
+
+def run_case(op: str, case: Any, backend: str, *, fold: bool = True) -> Outcome:
+    """One case on one backend, classified; never raises.
+
+    With ``fold``, a case the importer rejects while it has more than one graph input runs
+    again with every input but the node's first made an initializer (``Outcome.folded``):
+    DirectML takes shapes, axes, pads, scales and clip bounds as constants, and ONNX's cases
+    feed them as graph inputs.
+    """
+    outcome = _classified(op, case, backend, fold=False)
+    if fold and outcome.status == "rejected" and len(case.model.graph.input) > 1 and case.model.graph.node and case.model.graph.node[0].input:
+        retry = _classified(op, case, backend, fold=True)
+        if retry.status != "rejected":
+            retry.folded = True
+            return retry
+    return outcome
+
+
+def _classified(op: str, case: Any, backend: str, *, fold: bool) -> Outcome:
+    from dmlpy.interop.onnx_backend import Rejected, is_rejection
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DmlWarning)
-            rep = DmlpyBackend.prepare(case.model, "CPU", backend=backend)
-            for inputs, expected in case.data_sets:
-                got = rep.run(list(inputs))
-                compare(list(expected), list(got), case.rtol, case.atol)
+            _attempt(case, backend, fold)
     except Rejected as error:
         return Outcome(case.name, op, backend, "rejected", ", ".join(dict.fromkeys(error.rules)) + ": " + _first_line(str(error.findings[0].message) if error.findings else str(error)))
     except AssertionError as error:
@@ -166,18 +231,19 @@ def table(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         counts[o.op, o.backend][o.status] += 1
         counts["TOTAL", o.backend][o.status] += 1
-        counts[o.op, o.backend]["crash"] += o.crash
-        counts["TOTAL", o.backend]["crash"] += o.crash
+        for key in ((o.op, o.backend), ("TOTAL", o.backend)):
+            counts[key]["crash"] += o.crash
+            counts[key]["folded"] += o.folded
     width = max([len(op) for op, _ in counts] + [7])
-    header = f"{'op type':{width}}" + "".join(f" | {b + ': pass / rejected / fail':>32}" for b in names)
+    header = f"{'op type':{width}}" + "".join(f" | {b + ': pass / rejected / fail':>32} {'':<22}" for b in names)
     lines = [header, "-" * len(header)]
     ops = sorted({op for op, _ in counts} - {"TOTAL"}) + ["TOTAL"]
     for op in ops:
         cells = []
         for b in names:
             c = counts[op, b]
-            crash = f" ({c['crash']} crash)" if c["crash"] else ""
-            cells.append(f" | {c['pass']:>10} / {c['rejected']:>8} / {c['fail']:>4}{crash:>6}")
+            notes = ", ".join(n for n in (f"{c['crash']} crash" if c["crash"] else "", f"{c['folded']} folded" if c["folded"] else "") if n)
+            cells.append(f" | {c['pass']:>10} / {c['rejected']:>8} / {c['fail']:>4} {'(' + notes + ')' if notes else '':<22}")
         lines.append(f"{op:{width}}" + "".join(cells))
     return "\n".join(lines)
 
@@ -189,20 +255,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=["native", "numpy"], action="append", help="default: both (native when built)")
     parser.add_argument("--expanded", action="store_true", help="also the *_expanded cases (the op's function body)")
     parser.add_argument("--details", action="store_true", help="list every case that did not pass, with its reason")
+    parser.add_argument("--no-fold", action="store_true", help="never retry a rejected case with its secondary inputs made initializers")
     parser.add_argument("--json", help="write every outcome to this file")
     args = parser.parse_args(argv)
     ops = None if args.all_ops else (args.op or mapped_op_types())
     outcomes = []
     for op, case in node_cases(ops, expanded=args.expanded):
         for backend in args.backend or backends():
-            outcomes.append(run_case(op, case, backend))
+            outcomes.append(run_case(op, case, backend, fold=not args.no_fold))
     print(f"ONNX backend node tests (onnx {__import__('onnx').__version__}) through dmlpy.interop.onnx_backend, {len({o.case for o in outcomes})} cases\n")
     print(table(outcomes))
     if args.details:
         print()
         for o in outcomes:
-            if o.status != "pass":
-                print(f"{o.status:8} {o.backend:6} {o.case}: {o.detail}")
+            if o.status != "pass" or o.folded:
+                print(f"{o.status:8} {o.backend:6} {o.case}{' (folded)' if o.folded else ''}: {o.detail}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump([asdict(o) for o in outcomes], f, indent=1)
