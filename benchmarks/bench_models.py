@@ -33,7 +33,7 @@ try:
     from benchmarks.bench import interleaved_medians
     from tests.models import export as models
 except ImportError:  # run as a file: python benchmarks/bench_models.py from the repository root
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
     from benchmarks.bench import interleaved_medians
     from tests.models import export as models
 
