@@ -243,7 +243,7 @@ def table(outcomes: list[Outcome]) -> str:
         for b in names:
             c = counts[op, b]
             notes = ", ".join(n for n in (f"{c['crash']} crash" if c["crash"] else "", f"{c['folded']} folded" if c["folded"] else "") if n)
-            cells.append(f" | {c['pass']:>10} / {c['rejected']:>8} / {c['fail']:>4} {'(' + notes + ')' if notes else '':<22}")
+            cells.append(f" | {c['pass']:>14} / {c['rejected']:>8} / {c['fail']:>4} {'(' + notes + ')' if notes else '':<22}")
         lines.append(f"{op:{width}}" + "".join(cells))
     return "\n".join(lines)
 
