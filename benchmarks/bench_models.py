@@ -41,13 +41,10 @@ DEFAULT_MODELS = ("resnet18", "mobilenet_v2", "unet")
 
 
 def model_file(directory: Path, name: str, exporter: str) -> Path | None:
-    path = models.cached(directory, name, exporter)
-    if path is not None:
-        return path
     try:
         import torch  # noqa: F401
     except ImportError:
-        return None
+        return models.cached(directory, name, exporter)
     return models.export(name, exporter, directory)
 
 

@@ -6,8 +6,9 @@
 
 Exporters: ``torchscript`` is ``torch.onnx.export(..., dynamo=False, opset_version=17)``;
 ``dynamo`` is ``torch.onnx.export(..., dynamo=True)`` at its default opset. Files are named
-``<architecture>-<exporter>-<key>.onnx`` where the key hashes this file, architectures.py and the
-torch version, so an edit re-exports and a stale file is never read. The models are never
+``<architecture>-<exporter>-<key>.onnx`` where the key hashes this file and architectures.py, so
+an edit re-exports and a stale file is never read; ``export`` also re-exports a file another torch
+version wrote (its producer_version), while a run without torch reads whatever the cache holds. The models are never
 committed (``.gitignore``); ``tests/models/test_real_models.py`` exports into
 ``$DMLPY_MODEL_CACHE`` when set, else into a per-session temporary directory.
 """
@@ -43,16 +44,20 @@ def architecture_names() -> list[str]:
 
 
 def cache_key() -> str:
+    """A hash of this file and architectures.py: an edit to either re-exports."""
     digest = hashlib.sha256()
     for name in ("architectures.py", "export.py"):
         digest.update((HERE / name).read_bytes())
-    try:
-        import torch
-
-        digest.update(torch.__version__.encode())
-    except ImportError:
-        digest.update(b"no torch")
     return digest.hexdigest()[:10]
+
+
+def _exported_by_this_torch(path: Path) -> bool:
+    """Whether the file's producer_version is the installed torch's (without the local +cpu part)."""
+    import onnx
+    import torch
+
+    producer = onnx.load(str(path), load_external_data=False).producer_version
+    return producer.split("+")[0] == torch.__version__.split("+")[0]
 
 
 def model_path(directory: Path, name: str, exporter: str, key: str | None = None) -> Path:
@@ -60,7 +65,7 @@ def model_path(directory: Path, name: str, exporter: str, key: str | None = None
 
 
 def cached(directory: Path, name: str, exporter: str) -> Path | None:
-    """The exported model if it is in ``directory`` for this key (torch not needed), else None."""
+    """The exported model if it is in ``directory`` for this key, whichever torch wrote it (torch not needed), else None."""
     path = model_path(directory, name, exporter)
     return path if path.exists() else None
 
@@ -81,7 +86,7 @@ def export(name: str, exporter: str, directory: str | os.PathLike[str]) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = model_path(directory, name, exporter)
-    if path.exists():
+    if path.exists() and _exported_by_this_torch(path):
         return path
     import torch
 
