@@ -18,7 +18,7 @@ import dmlpy
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper
-from onnx_node_report import node_cases, run_case
+from onnx_node_report import folded, node_cases, run_case
 
 from dmlpy.interop.onnx_backend import DmlpyBackend, Rejected, is_rejection
 
@@ -165,3 +165,17 @@ def test_a_model_of_another_domain_only_or_with_a_sequence_input_is_rejected_not
     with pytest.raises(Rejected) as error:
         DmlpyBackend.prepare(model)  # at prepare, not at run: a sequence is not a tensor whatever its shapes
     assert "ONNX.UNSUPPORTED_TYPE" in error.value.rules
+
+
+def test_folding_makes_every_graph_input_but_the_nodes_first_an_initializer_with_the_cases_values() -> None:
+    x = np.arange(2 * 1 * 4 * 4, dtype=np.float32).reshape(2, 1, 4, 4) / 8
+    w = np.array([[[[1, -1], [2, 0.5]]]], np.float32)
+    inputs = [helper.make_tensor_value_info("w", TensorProto.FLOAT, [1, 1, 2, 2]), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 4, 4])]
+    model = helper.make_model(helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "conv", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
+                              opset_imports=[helper.make_opsetid("", 17)])  # fmt: skip
+    result = folded(model, [w, x])
+    assert [v.name for v in result.graph.input] == ["x"] and [t.name for t in result.graph.initializer] == ["w"]
+    np.testing.assert_array_equal(onnx.numpy_helper.to_array(result.graph.initializer[0]), w)
+    (y,) = DmlpyBackend.run_model(result, [x], backend="numpy")
+    expected = sum(w[0, 0, i, j] * x[:, :, i : i + 3, j : j + 3] for i in range(2) for j in range(2))  # the cross-correlation, written out
+    np.testing.assert_allclose(y, expected, rtol=1e-6)
