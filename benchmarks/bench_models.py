@@ -3,6 +3,7 @@
     python -m benchmarks.bench_models                         # resnet18, mobilenet_v2, unet (torchscript export)
     python -m benchmarks.bench_models --model densenet --exporter dynamo --threads 1
     DMLPY_MODEL_CACHE=~/.cache/dmlpy-models python -m benchmarks.bench_models
+    python -m benchmarks.bench_models --breakdown             # and each DML operator type's share
 
 The models are tests/models/architectures.py's, exported by tests/models/export.py into
 ``$DMLPY_MODEL_CACHE`` (default: a temporary directory; exporting needs torch, reading the cache
@@ -30,11 +31,11 @@ import numpy as np
 import dmlpy
 
 try:
-    from benchmarks.bench import interleaved_medians
+    from benchmarks.bench import interleaved_medians, median_seconds, prepared_dmlpy
     from tests.models import export as models
 except ImportError:  # run as a file: python benchmarks/bench_models.py from the repository root
     sys.path.append(str(Path(__file__).resolve().parents[1]))
-    from benchmarks.bench import interleaved_medians
+    from benchmarks.bench import interleaved_medians, median_seconds, prepared_dmlpy
     from tests.models import export as models
 
 DEFAULT_MODELS = ("resnet18", "mobilenet_v2", "unet")
@@ -71,11 +72,35 @@ def bench_model(path: Path, threads: int) -> dict[str, Any]:
     return {"dmlpy": times["dmlpy native"], "onnxruntime": times["onnxruntime"], "max_abs_diff": worst, "agree": agree}
 
 
+def breakdown(path: Path, threads: int) -> list[tuple[str, int, float]]:
+    """Where dmlpy's time goes: each operator desc of the imported graph timed alone (compiled, bound, random inputs), summed per DML operator type."""
+    import dmlpy.interop.onnx as dx
+
+    device = dmlpy.create_device(backend="native", threads=threads)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        imported = dx.import_model(str(path), device=device)
+    rng = np.random.default_rng(0)
+    totals: dict[str, list[float]] = {}
+    for descs in imported.descs.values():
+        for desc in descs:
+            compiled = device.compile_operator(device.create_operator(desc))
+            inputs = {}
+            for slot in compiled.input_slots():
+                if slot.tensor is not None:
+                    view = device.create_buffer(slot.tensor.TotalTensorSizeInBytes).view(slot.tensor)
+                    inputs[slot.name] = (rng.standard_normal(view.shape) * 0.5).astype(view.dtype)
+            call, _ = prepared_dmlpy(desc, inputs, "native", threads)
+            totals.setdefault(type(desc).__name__.removeprefix("DML_").removesuffix("_OPERATOR_DESC"), []).append(median_seconds(call, min_time=0.1, min_runs=5, max_runs=100))
+    return sorted(((name, len(times), sum(times)) for name, times in totals.items()), key=lambda row: -row[2])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", choices=models.architecture_names(), help=f"repeatable; default {', '.join(DEFAULT_MODELS)}")
     parser.add_argument("--exporter", choices=models.EXPORTERS, default="torchscript")
     parser.add_argument("--threads", type=int, action="append", help="repeatable; default 1 and 2")
+    parser.add_argument("--breakdown", action="store_true", help="also time every operator of each model alone and sum per DML operator type")
     args = parser.parse_args(argv)
     if not dmlpy.native_available():
         print(f"the native backend is not built: {dmlpy.native_status()}")
@@ -96,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             r = bench_model(path, threads)
             note = f"max |diff| {r['max_abs_diff']:.2g}" + ("" if r["agree"] else " DISAGREES with onnxruntime")
             print(f"{name:18} {args.exporter:11} {threads:>7} {r['dmlpy'] * 1e3:>9.2f} {r['onnxruntime'] * 1e3:>8.2f} {r['dmlpy'] / r['onnxruntime']:>9.2f}  {note}")
+            if args.breakdown:
+                for op, count, seconds in breakdown(path, threads):
+                    print(f"{'':18} {op:>30} x{count:<3} {seconds * 1e3:8.2f} ms")
     return 0
 
 
