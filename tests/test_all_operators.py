@@ -74,7 +74,7 @@ def test_the_registry_holds_every_operator_type_and_121_kernels() -> None:
     assert all(REGISTRY[t].native for t in set(emulated) - numpy_only)
     assert not any(REGISTRY[t].native for t in numpy_only)  # the native backend runs their NumPy kernel
     # 19 element-wise operators have a C kernel (on FLOAT32 / FLOAT16: native_covers); the rest run their NumPy kernel
-    assert {t for t in element_wise if REGISTRY[t].native} == NATIVE_ELEMENT_WISE and len(NATIVE_ELEMENT_WISE) == 19
+    assert {t for t in element_wise if REGISTRY[t].native} == NATIVE_ELEMENT_WISE and len(NATIVE_ELEMENT_WISE) == 20
 
 
 def test_a_valid_desc_without_a_kernel_is_valid_with_a_not_emulated_warning() -> None:

@@ -2,7 +2,7 @@
  * element_wise.c - the element-wise operators inference spends its time in, as one strided loop:
  *   binary  ELEMENT_WISE_ADD (4), ADD1 (89, with its FusedActivation), SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN,
  *           POW (25, with ScaleBias);
- *   unary   ELEMENT_WISE_IDENTITY (1), ABS, CLIP, SQRT, RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW (each with
+ *   unary   ELEMENT_WISE_IDENTITY (1), ABS, CLIP, CLIP1, SQRT, RECIP, EXP, LOG, TANH, ERF, CONSTANT_POW (each with
  *           its optional ScaleBias) and NEGATE (156).
  * FLOAT32 and FLOAT16 (stored as binary16, computed in float32); every other type runs on the NumPy kernel
  * (dmlpy/operators/element_wise.py's native_covers says which descs come here). The standalone
@@ -515,6 +515,22 @@ static int32_t ew_read(const DML_OPERATOR_DESC* desc, ew_desc* d) {
         d->op = EW_CLIP;
         d->lo = s->Min;
         d->hi = s->Max;
+        break;
+    }
+    case DML_OPERATOR_ELEMENT_WISE_CLIP1: {
+        /* Min and Max are DML_SCALAR_UNIONs of MinMaxDataType, which equals the output's type: FLOAT32 or
+         * FLOAT16 here (other types run on the NumPy kernel). */
+        const DML_ELEMENT_WISE_CLIP1_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_CLIP1_OPERATOR_DESC*)v;
+        d->op = EW_CLIP;
+        if (s->MinMaxDataType == DML_TENSOR_DATA_TYPE_FLOAT32) {
+            d->lo = s->Min.Float32;
+            d->hi = s->Max.Float32;
+        } else if (s->MinMaxDataType == DML_TENSOR_DATA_TYPE_FLOAT16) {
+            d->lo = dmlpy_h2f(s->Min.UInt16);
+            d->hi = dmlpy_h2f(s->Max.UInt16);
+        } else {
+            return DMLPY_E_INVALID_DESC;
+        }
         break;
     }
     case DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW: {

@@ -1,6 +1,6 @@
 """The C element-wise kernel (dmlpy/native/element_wise.c) against the NumPy kernel and hand-worked values.
 
-The C kernel takes ADD, ADD1, SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN, POW, IDENTITY, ABS, NEGATE, CLIP,
+The C kernel takes ADD, ADD1, SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN, POW, IDENTITY, ABS, NEGATE, CLIP, CLIP1,
 SQRT, RECIP, EXP, LOG, TANH, ERF and CONSTANT_POW on FLOAT32 and FLOAT16 tensors; the NumPy kernel the
 rest (element_wise.native_covers). Claims:
 
@@ -35,10 +35,11 @@ from dmlpy import FusedActivation, buffer_binding, buffer_tensor, nhwc_strides
 from dmlpy.operators import REGISTRY, operator_desc
 from dmlpy.operators.descs.helpers import DML_SCALE_BIAS
 from dmlpy.operators.element_wise import NATIVE, native_covers
+from dmlpy.structs import DML_SCALAR_UNION
 
 BINARY = [OP.ELEMENT_WISE_ADD, OP.ELEMENT_WISE_ADD1, OP.ELEMENT_WISE_SUBTRACT, OP.ELEMENT_WISE_MULTIPLY, OP.ELEMENT_WISE_DIVIDE,
           OP.ELEMENT_WISE_MAX, OP.ELEMENT_WISE_MIN, OP.ELEMENT_WISE_POW]  # fmt: skip
-UNARY = [OP.ELEMENT_WISE_IDENTITY, OP.ELEMENT_WISE_ABS, OP.ELEMENT_WISE_NEGATE, OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_SQRT,
+UNARY = [OP.ELEMENT_WISE_IDENTITY, OP.ELEMENT_WISE_ABS, OP.ELEMENT_WISE_NEGATE, OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_CLIP1, OP.ELEMENT_WISE_SQRT,
          OP.ELEMENT_WISE_RECIP, OP.ELEMENT_WISE_EXP, OP.ELEMENT_WISE_LOG, OP.ELEMENT_WISE_TANH, OP.ELEMENT_WISE_ERF,
          OP.ELEMENT_WISE_CONSTANT_POW]  # fmt: skip
 TRANSCENDENTAL = {OP.ELEMENT_WISE_EXP, OP.ELEMENT_WISE_LOG, OP.ELEMENT_WISE_TANH, OP.ELEMENT_WISE_ERF, OP.ELEMENT_WISE_POW, OP.ELEMENT_WISE_CONSTANT_POW}
@@ -145,6 +146,14 @@ def values(rng: np.random.Generator, sizes: tuple[int, ...], strides: tuple[int,
     return x
 
 
+def clip1_bounds(dtype: Any, low: float, high: float) -> dict[str, Any]:
+    """CLIP1's MinMaxDataType, Min and Max: DML_SCALAR_UNIONs holding the bounds in the tensor's own type."""
+    data_type = DT.FLOAT16 if np.dtype(dtype) == np.float16 else DT.FLOAT32
+    def union(v: float) -> DML_SCALAR_UNION:
+        return DML_SCALAR_UNION(Bytes=np.array(v, dtype).tobytes().ljust(8, b"\0"))
+    return {"MinMaxDataType": data_type, "Min": union(low), "Max": union(high)}
+
+
 def random_case(rng: np.random.Generator, op: OP, dtype: Any) -> tuple[Any, dict[str, np.ndarray]]:
     rank = int(rng.integers(1, 9))
     max_size = 7 if rank <= 3 else (4 if rank <= 5 else 2)
@@ -157,6 +166,9 @@ def random_case(rng: np.random.Generator, op: OP, dtype: Any) -> tuple[Any, dict
     if op == OP.ELEMENT_WISE_CLIP:
         low, high = sorted(float(v) for v in rng.uniform(-2, 2, 2))
         params = {"Min": low, "Max": high}
+    if op == OP.ELEMENT_WISE_CLIP1:
+        low, high = sorted(float(v) for v in rng.uniform(-2, 2, 2))
+        params = clip1_bounds(dtype, low, high)
     if op == OP.ELEMENT_WISE_CONSTANT_POW:
         params = {"Exponent": float(rng.choice([2.0, 0.5, -1.0, 3.0, 1.5]))}
     scale_bias = None
@@ -296,8 +308,10 @@ def test_binary_operators_give_hand_values_at_the_edges(device: dmlpy.Device, op
     ],
 )
 @pytest.mark.parametrize("dtype", FLOATS, ids=["FLOAT32", "FLOAT16"])
-def test_clip_gives_hand_values(device: dmlpy.Device, low: float, high: float, x: list[float], expected: list[float], dtype: Any) -> None:
-    desc = desc_of(OP.ELEMENT_WISE_CLIP, [buffer_tensor(dtype, (6,))] * 2, Min=low, Max=high)
+@pytest.mark.parametrize("op", [OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_CLIP1], ids=["CLIP", "CLIP1"])
+def test_clip_gives_hand_values(device: dmlpy.Device, op: OP, low: float, high: float, x: list[float], expected: list[float], dtype: Any) -> None:
+    bounds = {"Min": low, "Max": high} if op == OP.ELEMENT_WISE_CLIP else clip1_bounds(dtype, low, high)
+    desc = desc_of(op, [buffer_tensor(dtype, (6,))] * 2, **bounds)
     y = dmlpy.run(desc, device=device, InputTensor=np.array(x, dtype))
     assert same(y, np.array(expected, dtype)), y
 
@@ -388,7 +402,7 @@ def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline() -> None
         pytest.skip("this CPU runs only the baseline variant")
     rng = np.random.default_rng(5)
     cases = []
-    for op, dtype in itertools.product([OP.ELEMENT_WISE_ADD1, OP.ELEMENT_WISE_MAX, OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_EXP, OP.ELEMENT_WISE_SQRT], FLOATS):
+    for op, dtype in itertools.product([OP.ELEMENT_WISE_ADD1, OP.ELEMENT_WISE_MAX, OP.ELEMENT_WISE_CLIP, OP.ELEMENT_WISE_CLIP1, OP.ELEMENT_WISE_EXP, OP.ELEMENT_WISE_SQRT], FLOATS):
         cases += [random_case(rng, op, dtype) for _ in range(3)]
     try:
         results = {}
