@@ -202,7 +202,8 @@ def test_cli_info_lists_every_operator_by_family_with_what_runs_it(capsys: pytes
     assert rows["DML_OPERATOR_CONVOLUTION"] == ["1.0", "yes", "family", "yes", "yes"]
     assert rows["DML_OPERATOR_ELEMENT_WISE_ADD"] == ["1.0", "yes", "generic", "yes", "yes"]
     assert rows["DML_OPERATOR_ELEMENT_WISE_ROUND"] == ["2.1", "yes", "generic", "yes", "-"]
-    assert rows["DML_OPERATOR_ELEMENT_WISE_CLIP1"] == ["5.0", "yes", "family", "yes", "-"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_CLIP1"] == ["5.0", "yes", "family", "yes", "yes"]
+    assert rows["DML_OPERATOR_ELEMENT_WISE_SIN"] == ["1.0", "yes", "generic", "yes", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_RELU_GRAD"] == ["3.0", "yes", "generic", "-", "-"]
     assert rows["DML_OPERATOR_ACTIVATION_GELU"][0] == "5.1"
     assert "element_wise (63):" in out and "pooling (11):" in out
