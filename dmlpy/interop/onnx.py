@@ -1291,8 +1291,11 @@ def _map_cast(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     if target == source:
         return [_out(c.x(0), shape)]
     x = c.x(0)
-    if target == np.bool_:  # nonzero is true: two LOGICAL_NOTs give 1 or 0
-        return [_out(c.g.element_wise("LOGICAL_NOT", c.g.element_wise("LOGICAL_NOT", x)), shape)]
+    if target == np.bool_:  # nonzero is true: NOT(x == 0), 1 or 0 (a CAST would truncate 0.5 to 0)
+        if c.importer.options.feature_level < FL.LEVEL_6_2:
+            raise c.fail(FEATURE_LEVEL_RULE, "to", "is BOOL: the comparison with 0 reads a CONSTANT node, which needs DML_FEATURE_LEVEL_6_2", expected=FL.LEVEL_6_2, actual=c.importer.options.feature_level, hresult=HRESULT.E_NOTIMPL)
+        zero = c.g.constant(np.zeros((1,) * len(x.sizes), _dml_dtype(source)))
+        return [_out(c.g.element_wise("LOGICAL_NOT", c.g.element_wise("LOGICAL_EQUALS", x, zero)), shape)]
     return [_out(c.g.cast(x, _dml_dtype(target)), shape)]
 
 
