@@ -18,10 +18,10 @@ import dmlpy
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from onnx_cases import ort_run  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper
+from onnx_cases import ort_run
 
-import dmlpy.interop.onnx as dx  # noqa: E402
+import dmlpy.interop.onnx as dx
 
 pytestmark = pytest.mark.filterwarnings("ignore::dmlpy.DmlWarning")
 TOLERANCE = {"rtol": 1e-3, "atol": 1e-4}
