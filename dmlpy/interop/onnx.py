@@ -2022,7 +2022,7 @@ class _ModelImporter:
             elif declared is not None and all(isinstance(d, int) for d in declared):
                 shape = tuple(int(d) for d in declared)  # type: ignore[arg-type]
             else:
-                raise _fail(SHAPE, None, None, f"graph input '{value_info.name}' has shape {_shape_text(declared)}, which is not static: pass input_shapes={{'{value_info.name}': (...)}} (dmlpy.interop.onnx.run takes them from the arrays)",
+                raise _fail(SHAPE, None, None, f"graph input '{value_info.name}' has shape {_shape_text(declared)}, which is not static: pass input_shapes={{'{value_info.name}': (...)}} (the CLI: --input-shape {value_info.name}=...; dmlpy.interop.onnx.run takes them from the arrays)",
                             expected="static sizes", actual=_shape_text(declared))  # fmt: skip
             self.values[value_info.name] = _Value(shape, dtype, "input")
         unknown = sorted(set(self.input_shapes) - set(names))
