@@ -1695,6 +1695,7 @@ class _Value:
     kind: str  # "input", "initializer", "constant" (folded at import), "node" (a builder tensor), "placeholder" (validate: a failed node's output)
     tensor: Tensor | None = None  # the builder tensor (node outputs and consumed inputs)
     array: np.ndarray | None = None  # initializers and folded constants
+    origin: tuple[Any, ...] | None = None  # a view's layout op: ("view", input name) or ("transpose", input name, perm)
 
 
 def _dml_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
@@ -1970,6 +1971,10 @@ class _ModelImporter:
             elif kind == "broadcast":
                 array = np.broadcast_to(array, shape)
             return _Value(shape, base.dtype, "constant", array=np.ascontiguousarray(array).reshape(shape))
+        if kind == "view":
+            fused = self._space_depth_pattern(base_name, shape)
+            if fused is not None:
+                return fused
         tensor = self._view(info, base_name, _dml_shape(base.shape))
         if kind == "view":
             tensor = self._reshaped(tensor, _dml_shape(shape))
@@ -1980,7 +1985,40 @@ class _ModelImporter:
             from dmlpy.builder import _broadcast_view
 
             tensor = _broadcast_view(tensor, _dml_shape(shape))
-        return _Value(shape, base.dtype, "node", tensor)
+        origin = (kind, base_name, tuple(result[3])) if kind == "transpose" else (kind, base_name)
+        return _Value(shape, base.dtype, "node", tensor, origin=origin)
+
+    def _space_depth_pattern(self, name: str, shape: tuple[int, ...]) -> _Value | None:
+        """Reshape-Transpose-Reshape of a 4-D value that is SpaceToDepth or DepthToSpace (PixelUnshuffle and PixelShuffle as torch
+        exports them: CRD; ONNX's own expansion: DCR) as one SPACE_TO_DEPTH1 / DEPTH_TO_SPACE1 node instead of a strided copy."""
+        transposed = self.values[name]
+        if transposed.origin is None or transposed.origin[0] != "transpose":
+            return None
+        middle = self.values[transposed.origin[1]]
+        if middle.origin is None or middle.origin[0] != "view" or len(middle.shape) != 6 or len(shape) != 4:
+            return None
+        source_name = middle.origin[1]
+        source = self.values[source_name]
+        if source.kind not in ("node", "input") or len(source.shape) != 4:
+            return None
+        n, c, h, w = source.shape
+        perm = transposed.origin[2]
+        patterns = [  # (to_depth, order, block, the 6-D shape, the permutation, the output shape)
+            (True, DML_DEPTH_SPACE_ORDER.COLUMN_ROW_DEPTH, middle.shape[3], lambda b: (n, c, h // b, b, w // b, b), (0, 1, 3, 5, 2, 4), lambda b: (n, c * b * b, h // b, w // b)),
+            (True, DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW, middle.shape[3], lambda b: (n, c, h // b, b, w // b, b), (0, 3, 5, 1, 2, 4), lambda b: (n, c * b * b, h // b, w // b)),
+            (False, DML_DEPTH_SPACE_ORDER.COLUMN_ROW_DEPTH, middle.shape[2], lambda b: (n, c // (b * b), b, b, h, w), (0, 1, 4, 2, 5, 3), lambda b: (n, c // (b * b), h * b, w * b)),
+            (False, DML_DEPTH_SPACE_ORDER.DEPTH_COLUMN_ROW, middle.shape[1], lambda b: (n, b, b, c // (b * b), h, w), (0, 3, 4, 1, 5, 2), lambda b: (n, c // (b * b), h * b, w * b)),
+        ]  # fmt: skip
+        for to_depth, order, block, middle_shape, permutation, output in patterns:
+            if block < 1 or tuple(perm) != permutation or tuple(middle.shape) != middle_shape(block) or tuple(shape) != output(block):
+                continue
+            if (to_depth and (h % block or w % block)) or (not to_depth and c % (block * block)):
+                continue
+            assert self.builder is not None
+            x = self._view(None, source_name, tuple(source.shape))
+            tensor = self.builder.space_to_depth(x, block, order) if to_depth else self.builder.depth_to_space(x, block, order)
+            return _Value(shape, source.dtype, "node", tensor)
+        return None
 
     def _reshaped(self, tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
         """``tensor`` read with ``sizes``: the same bytes when it is packed, or leading 1s added or dropped; else copied once by IDENTITY."""

@@ -275,16 +275,16 @@ def test_a_transpose_feeding_a_node_is_read_through_strides_without_a_copy(devic
 
 
 def test_a_reshape_of_a_transpose_copies_once(device: dmlpy.Device) -> None:
-    nodes = [  # PixelShuffle as torch writes it without DepthToSpace
+    nodes = [  # no space/depth pattern: the transpose view is copied by one IDENTITY, which the second reshape reinterprets
         helper.make_node("Reshape", ["x", "s1"], ["a"]),
-        helper.make_node("Transpose", ["a"], ["b"], perm=[0, 1, 4, 2, 5, 3]),
+        helper.make_node("Transpose", ["a"], ["b"], perm=[0, 1, 4, 3, 5, 2]),
         helper.make_node("Reshape", ["b", "s2"], ["y"]),
     ]
     model = _graph(nodes, {"x": (1, 8, 3, 5)}, ["y"], {"s1": i64(1, 2, 2, 2, 3, 5), "s2": i64(1, 2, 6, 10)})
     x = f32(1, 8, 3, 5)
     imported = dx.import_model(model, device=device)
     np.testing.assert_array_equal(imported.run({"x": x})["y"], ort_run(model, {"x": x})[0])
-    assert imported.graph_desc.NodeCount == 1
+    assert [type(n.Desc.Operator.desc).__name__ for n in imported.graph_desc.Nodes] == ["DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC"]
 
 
 def test_a_graph_output_that_is_a_view_or_an_input_is_written_by_identity(device: dmlpy.Device) -> None:
@@ -321,3 +321,30 @@ def test_what_is_not_mapped_is_refused_as_not_implemented_by_rule(op: str, opset
         dx.import_model(model)
     assert error.value.rule == rule_id and error.value.hresult == dmlpy.HRESULT.E_NOTIMPL
     assert_rule(dx.validate(model), rule_id)
+
+
+SPACE_DEPTH_PATTERNS = [  # (id, input shape, first reshape, perm, second reshape, the DML operator, its order)
+    ("PixelUnshuffle as torch exports it is SPACE_TO_DEPTH1 CRD", (1, 3, 4, 6), (1, 3, 2, 2, 3, 2), (0, 1, 3, 5, 2, 4), (1, 12, 2, 3), "SPACE_TO_DEPTH1", "COLUMN_ROW_DEPTH"),
+    ("ONNX SpaceToDepth's expansion is SPACE_TO_DEPTH1 DCR", (2, 2, 6, 3), (2, 2, 2, 3, 1, 3), (0, 3, 5, 1, 2, 4), (2, 18, 2, 1), "SPACE_TO_DEPTH1", "DEPTH_COLUMN_ROW"),
+    ("PixelShuffle as torch exports it is DEPTH_TO_SPACE1 CRD", (1, 8, 3, 5), (1, 2, 2, 2, 3, 5), (0, 1, 4, 2, 5, 3), (1, 2, 6, 10), "DEPTH_TO_SPACE1", "COLUMN_ROW_DEPTH"),
+    ("ONNX DepthToSpace DCR's expansion is DEPTH_TO_SPACE1 DCR", (1, 18, 2, 2), (1, 3, 3, 2, 2, 2), (0, 3, 4, 1, 5, 2), (1, 2, 6, 6), "DEPTH_TO_SPACE1", "DEPTH_COLUMN_ROW"),
+]
+
+
+@pytest.mark.parametrize(("shape", "first", "perm", "second", "operator", "order"), [pytest.param(*c[1:], id=c[0]) for c in SPACE_DEPTH_PATTERNS])
+def test_reshape_transpose_reshape_patterns_become_one_space_depth_node(device: dmlpy.Device, shape: tuple[int, ...], first: tuple[int, ...], perm: tuple[int, ...],
+                                                                       second: tuple[int, ...], operator: str, order: str) -> None:  # fmt: skip
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Reshape", ["r", "s1"], ["a"]),
+        helper.make_node("Transpose", ["a"], ["b"], perm=list(perm)),
+        helper.make_node("Reshape", ["b", "s2"], ["y"]),
+    ]
+    model = _graph(nodes, {"x": shape}, ["y"], {"s1": i64(*first), "s2": i64(*second)})
+    x = f32(*shape)
+    imported = dx.import_model(model, device=device)
+    np.testing.assert_array_equal(imported.run({"x": x})["y"], ort_run(model, {"x": x})[0])
+    types = [node.Desc.Operator.desc for node in imported.graph_desc.Nodes]
+    kinds = [type(d).__name__ for d in types]
+    assert kinds == ["DML_ACTIVATION_RELU_OPERATOR_DESC", f"DML_{operator}_OPERATOR_DESC"]
+    assert types[1].Order.name == order
