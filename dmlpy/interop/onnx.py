@@ -11,22 +11,69 @@
 ``onnx`` is an optional dependency (``pip install dmlpy[onnx]``): it is imported by the
 functions that read ONNX protos, never at module import.
 
-Operators and versions (onnxruntime's DirectML provider; the ONNX operator pages, per opset):
+Operators (onnxruntime's DirectML provider's mapping; the ONNX operator pages, per opset). The
+first block is lowered node by node (the versions listed); the rest goes through GraphBuilder
+methods at every version the installed onnx defines:
 
-=================  ===================  ==================================================
-ONNX               versions             DirectML
-=================  ===================  ==================================================
-AveragePool        1, 7, 10, 11, 19, 22 AVERAGE_POOLING; AVERAGE_POOLING1 (FL 6.2) when a
-                                        dilation is not 1
-GlobalAveragePool  1, 22                AVERAGE_POOLING, window = the spatial sizes
-Conv               1, 11, 22            CONVOLUTION {CROSS_CORRELATION, FORWARD}
-ConvTranspose      1, 11, 22            CONVOLUTION {CROSS_CORRELATION, BACKWARD}, W unchanged
-SpaceToDepth       1, 13, 28 (``mode``) SPACE_TO_DEPTH1 (FL 2.1; SPACE_TO_DEPTH below it)
-DepthToSpace       1, 11, 13, 28        DEPTH_TO_SPACE1 (FL 2.1; DEPTH_TO_SPACE below it)
-Relu, LeakyRelu,   all                  fused into the convolution that feeds them when it
-Sigmoid                                 feeds nothing else; else ACTIVATION_RELU/LEAKY_RELU/
-                                        SIGMOID
-=================  ===================  ==================================================
+=================================  =======================  =========================================
+ONNX                               versions                 DirectML
+=================================  =======================  =========================================
+AveragePool                        1, 7, 10, 11, 19, 22     AVERAGE_POOLING; AVERAGE_POOLING1 (FL 6.2)
+                                                            when a dilation is not 1
+GlobalAveragePool                  1, 22                    AVERAGE_POOLING, window = the spatial sizes
+Conv                               1, 11, 22                CONVOLUTION {CROSS_CORRELATION, FORWARD}
+ConvTranspose                      1, 11, 22                CONVOLUTION {CROSS_CORRELATION, BACKWARD}
+SpaceToDepth                       1, 13, 28 (``mode``)     SPACE_TO_DEPTH1 (SPACE_TO_DEPTH below 2.1)
+DepthToSpace                       1, 11, 13, 28            DEPTH_TO_SPACE1 (DEPTH_TO_SPACE below 2.1)
+Relu, LeakyRelu, Sigmoid           all                      fused into the convolution that alone feeds
+                                                            them; else ACTIVATION_RELU/LEAKY_RELU/SIGMOID
+Add Sub Mul Div Pow Mod            all                      ELEMENT_WISE_ADD/SUBTRACT/MULTIPLY/DIVIDE/
+                                                            POW/MODULUS_TRUNCATE|FLOOR, broadcast by
+                                                            zero strides
+Max Min Sum Mean (variadic)        all                      ELEMENT_WISE_MAX/MIN/ADD pairwise; Mean
+                                                            scales by 1/n (IDENTITY ScaleBias)
+Equal Less Greater LessOrEqual     all                      ELEMENT_WISE_LOGICAL_* (UINT8 for bool)
+GreaterOrEqual And Or Xor Not
+Where                              all                      ELEMENT_WISE_IF
+Sqrt Reciprocal Exp Log Abs Neg    all                      ELEMENT_WISE_SQRT/RECIP/EXP/LOG/ABS/NEGATE/
+Erf Tanh Floor Ceil Sin Cos Tan                             ERF/TANH/...
+Asin Acos Atan Sinh Cosh Asinh
+Acosh Atanh Sign IsNaN BitwiseNot
+BitwiseAnd BitwiseOr BitwiseXor
+Clip                               6 (attrs), 11+ (inputs)  ELEMENT_WISE_CLIP1 (CLIP below FL 5.0)
+HardSigmoid HardSwish Elu Selu     all                      ACTIVATION_HARD_SIGMOID/HARD_SWISH/ELU/
+Celu Softplus Softsign PRelu                                SCALED_ELU/CELU/SOFTPLUS/SOFTSIGN/
+ThresholdedRelu Shrink Gelu                                 PARAMETERIZED_RELU/THRESHOLDED_RELU/SHRINK/
+                                                            GELU (approximate="none" only)
+Softmax LogSoftmax Hardmax         all (below 13: the axes  ACTIVATION_SOFTMAX1/LOG_SOFTMAX1/HARDMAX1
+                                   from ``axis`` on)
+Gemm, MatMul                       all                      GEMM (batch dims broadcast, at most 4-D)
+MaxPool, GlobalMaxPool             all                      MAX_POOLING; MAX_POOLING2 for Indices or
+                                                            dilations (storage_order 0)
+BatchNormalization                 all (inference)          BATCH_NORMALIZATION
+InstanceNormalization, LayerNorm-  all                      MEAN_VARIANCE_NORMALIZATION1
+alization, MeanVarianceNormalization
+ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
+LogSum/LogSumExp/SumSquare         input)
+ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
+Concat, Split, Slice, Pad, Cast    all                      JOIN, SPLIT (SLICE1 per used output when
+                                                            some are unused), SLICE1, PADDING1, CAST
+Gather, GatherElements, GatherND   all                      GATHER, GATHER_ELEMENTS, GATHER_ND(1)
+Resize, Upsample                   all (nearest, linear)    RESAMPLE3 (RESAMPLE2 from 5.1, RESAMPLE1)
+Tile                               all                      ELEMENT_WISE_IDENTITY over a zero-stride view
+Reshape Flatten Squeeze Unsqueeze  all                      no node: the same bytes with new sizes
+Identity Dropout (inference)
+Transpose, Expand                  all                      no node: permuted / zero strides, read by
+                                                            the consumer; a copy only where a reshape
+                                                            or graph output needs packed bytes
+Reshape-Transpose-Reshape (4-D)    -                        SPACE_TO_DEPTH1 / DEPTH_TO_SPACE1 (CRD for
+                                                            torch's PixelUnshuffle/PixelShuffle)
+Constant ConstantOfShape Shape     all                      folded at import (onnx.reference on a one-
+Size, any node on known inputs                              node model); never a node
+=================================  =======================  =========================================
+
+Everything else raises ``ONNX.UNSUPPORTED_OP`` (``ONNX.NOT_EMULATED`` when the DirectML
+operator onnxruntime's provider uses for it, ``NEEDS``, is one dmlpy describes but cannot run).
 
 Decisions (each one is a test in tests/interop/test_onnx_import.py):
 
@@ -77,10 +124,23 @@ Decisions (each one is a test in tests/interop/test_onnx_import.py):
   negatively (onnxruntime raises or shifts the windows when the kernel is shorter than the
   stride); Conv SAME_* with dilations is mapped (onnxruntime refuses it); ConvTranspose-1..10's
   odd split (above).
+* **Shapes come from ONNX's shape inference** (``onnx.shape_inference.infer_shapes`` with
+  ``data_prop=True``) on the model with ``input_shapes`` fixed, so ``validate`` still checks the
+  nodes after an unsupported one, and **constants are folded** before mapping: a parameter
+  DirectML takes as a desc field (Reshape's shape, Slice's starts, Resize's scales, Pad's pads)
+  must be an initializer or computable from constants and shapes (``ONNX.UNSUPPORTED_ATTRIBUTE``
+  with E_NOTIMPL otherwise). ONNX bool values are UINT8 (0 or 1) in DirectML. Values of any rank
+  1-8 (a scalar is ``{1}``); ops that want 4-D get leading or trailing 1s (the same bytes).
+* **Layout-only ops are views**: a DML graph edge may join tensors of different sizes with equal
+  TotalTensorSizeInBytes (the DML_GRAPH_DESC page), so Reshape and friends are a new Sizes array
+  over the producer's bytes, a Transpose is permuted Strides read by its consumer, Expand is
+  zero Strides. A strided view that must become packed (reshaped again, or a graph output) is
+  copied once by ELEMENT_WISE_IDENTITY; a graph output that is a graph input or a constant too.
 * Unsupported operators, versions, attributes, types and shapes raise ``OnnxImportError``
   (a ``DmlError``) whose findings carry ``ONNX.*`` rule ids and name the node (index and
   name), its op type and version, and the attribute. A mapped desc that DirectML would reject
-  raises with DirectML's own findings, prefixed by the node.
+  raises with DirectML's own findings, prefixed by the node. ``validate`` reports every
+  unsupported (or not emulated) op type once, naming all its nodes.
 """
 
 from __future__ import annotations
