@@ -1466,6 +1466,32 @@ def _map_tile(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     return [_out(c.g.element_wise("IDENTITY", view), out_shape)]
 
 
+def _map_quantize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    """QuantizeLinear / DequantizeLinear: ELEMENT_WISE_(DE)QUANTIZE_LINEAR, a per-axis scale read along ``axis``."""
+    shape = c.shape(0)
+    rank = max(len(shape), 1)
+    if int(c.attr("block_size", 0)):
+        raise c.fail(UNSUPPORTED_ATTRIBUTE, "block_size", "is not 0: blocked quantization is not mapped", expected=0, actual=c.attr("block_size"), hresult=HRESULT.E_NOTIMPL)
+    axis = c.axis(int(c.attr("axis", 1)), len(shape)) if len(shape) else 0
+
+    def parameter(k: int) -> Tensor:
+        p = c.shape(k)
+        if len(p) == 1 and p[0] != 1 and len(shape) > 1:  # per-axis: {C} read along axis
+            return c.x(k, tuple(p[0] if i == axis else 1 for i in range(rank)))
+        return c.padded(k, rank)
+
+    inputs = [c.x(0, _dml_shape(shape)), parameter(1)] + ([parameter(2)] if c.has(2) else [])
+    if c.node.op_type == "QuantizeLinear":
+        if c.has(2):
+            out_dtype = _dml_dtype(c.dtype(2))
+        else:
+            out_dtype = _np_dtype(c.importer.onnx, int(c.attr("output_dtype", 0)) or 2, c.node, "attribute 'output_dtype'")  # 2: UINT8, ONNX's default
+        y = c.g.element_wise("QUANTIZE_LINEAR", *inputs, output_dtype=out_dtype)
+    else:
+        y = c.g.element_wise("DEQUANTIZE_LINEAR", *inputs, output_dtype=_dml_dtype(c.dtype(1)))
+    return [_out(y, shape)]
+
+
 # Layout-only operators: a view of the same bytes (sizes and strides), never a node
 
 
@@ -1560,6 +1586,8 @@ MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     "Resize": _map_resize,
     "Upsample": _map_resize,
     "Tile": _map_tile,
+    "QuantizeLinear": _map_quantize,
+    "DequantizeLinear": _map_quantize,
     "Reshape": _map_layout,
     "Flatten": _map_layout,
     "Squeeze": _map_layout,
@@ -1581,8 +1609,7 @@ NEEDS: dict[str, str] = {
     "MaxUnpool": "MAX_UNPOOLING", "RandomNormal": "RANDOM_GENERATOR", "RandomUniform": "RANDOM_GENERATOR", "RandomNormalLike": "RANDOM_GENERATOR",
     "RandomUniformLike": "RANDOM_GENERATOR", "QLinearConv": "QUANTIZED_LINEAR_CONVOLUTION", "QLinearMatMul": "QUANTIZED_LINEAR_MATRIX_MULTIPLY",
     "ConvInteger": "CONVOLUTION_INTEGER", "MatMulInteger": "MATRIX_MULTIPLY_INTEGER", "DynamicQuantizeLinear": "DYNAMIC_QUANTIZE_LINEAR", "EyeLike": "DIAGONAL_MATRIX1",
-    "Col2Im": "FOLD", "ReverseSequence": "REVERSE_SUBSEQUENCES", "QuantizeLinear": "ELEMENT_WISE_QUANTIZE_LINEAR", "DequantizeLinear": "ELEMENT_WISE_DEQUANTIZE_LINEAR",
-    "Round": "ELEMENT_WISE_ROUND", "IsInf": "ELEMENT_WISE_IS_INFINITY", "BitShift": "ELEMENT_WISE_BIT_SHIFT_LEFT", "Einsum": "GEMM", "Trilu": "DIAGONAL_MATRIX1",
+    "Col2Im": "FOLD", "ReverseSequence": "REVERSE_SUBSEQUENCES", "Round": "ELEMENT_WISE_ROUND", "IsInf": "ELEMENT_WISE_IS_INFINITY", "BitShift": "ELEMENT_WISE_BIT_SHIFT_LEFT", "Einsum": "GEMM", "Trilu": "DIAGONAL_MATRIX1",
     "SpaceToDepth": "SPACE_TO_DEPTH1", "Range": "FILL_VALUE_SEQUENCE", "ConstantOfShape": "FILL_VALUE_CONSTANT", "Attention": "MULTIHEAD_ATTENTION",
     "MultiHeadAttention": "MULTIHEAD_ATTENTION1", "GroupNormalization": "MEAN_VARIANCE_NORMALIZATION1", "Mish": "ACTIVATION_SOFTPLUS",
 }  # fmt: skip
@@ -1657,6 +1684,9 @@ def import_node(
     for k, shape in enumerate(input_shapes):
         present = shape is not None and k < len(node.input) and node.input[k] != ""
         inputs.append(_Input(tuple(int(s) for s in shape), np.dtype(dtypes[k])) if present and shape is not None else None)
+    if info.op_type not in LOWERINGS:
+        raise _fail(UNSUPPORTED_OP, info, None, f"{info.op_type} is mapped inside a model (GraphBuilder calls, views, folding): use import_model on a model around the node; "
+                    f"import_node lowers {', '.join(LOWERINGS)} to one desc each", expected=list(LOWERINGS), actual=info.op_type, hresult=HRESULT.E_NOTIMPL)  # fmt: skip
     options = _Options(DML_FEATURE_LEVEL(feature_level), ceil_mode_divisor)
     log = _Warnings()
     lowered, dml_warnings = _lower(info, inputs, options, log)
@@ -1995,7 +2025,10 @@ class _ModelImporter:
             raise OnnxImportError(error.hresult, error.findings, f"{info.where}: DirectML rejects the mapping ({'; '.join(f.rule for f in error.findings)}): {error}", node=info) from None
         except (ValueError, TypeError, IndexError, KeyError) as error:
             raise _fail(SHAPE, info, None, f"cannot be mapped: {error}", expected="a mappable node", actual=str(error)) from None
-        descs = [n.desc for n in self.builder._nodes[first:] if n.desc is not None]
+        made = [n for n in self.builder._nodes[first:] if n.desc is not None]
+        for k, made_node in enumerate(made):  # the graph's node names say which ONNX node they come from
+            made_node.name = info.label if len(made) == 1 else f"{info.label}:{k}"
+        descs = [n.desc for n in made]
         from dmlpy.operators import spec_for_desc
 
         for desc in descs:

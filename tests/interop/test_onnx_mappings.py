@@ -207,6 +207,14 @@ CASES: list[tuple[Any, ...]] = [
     ("Resize linear pytorch_half_pixel by 0.5", "Resize", 13, [(X, IMG), None, (C, np.array([1, 1, 0.5, 0.5], np.float32))], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"}),
     ("Resize-11 nearest round_prefer_ceil", "Resize", 11, [(X, IMG), (C, np.zeros(0, np.float32)), (C, np.array([1, 1, 1.5, 2.5], np.float32))], {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}),
     ("Upsample-9 nearest", "Upsample", 9, [(X, IMG), (C, np.array([1, 1, 2, 3], np.float32))], {"mode": "nearest"}),
+    ("Resize-10 nearest by 1.5", "Resize", 10, [(X, IMG), (C, np.array([1, 1, 1.5, 1.5], np.float32))], {"mode": "nearest"}),
+    ("Upsample-7 with a scales attribute", "Upsample", 7, [(X, IMG)], {"mode": "nearest", "scales": [1.0, 1.0, 2.0, 2.0]}),
+    # quantization
+    ("QuantizeLinear per tensor to uint8", "QuantizeLinear", 13, [(X, A4), (C, np.array(0.02, np.float32)), (C, np.array(128, np.uint8))], {}),
+    ("QuantizeLinear per axis to int8 saturates", "QuantizeLinear", 13, [(X, A4), (C, np.array([0.01, 0.02, 0.05], np.float32)), (C, np.array([0, -3, 5], np.int8))], {"axis": 1}),
+    ("QuantizeLinear without a zero point is uint8", "QuantizeLinear", 13, [(X, POS), (C, np.array(0.05, np.float32))], {}),
+    ("DequantizeLinear per axis", "DequantizeLinear", 13, [(X, RNG.integers(0, 255, (2, 3, 4)).astype(np.uint8)), (C, np.array([0.1, 0.2, 0.3], np.float32)),
+                                                            (C, np.array([120, 128, 3], np.uint8))], {"axis": 1}),
     # layout-only (a graph output that is a view gets an IDENTITY node)
     ("Reshape with 0 and -1", "Reshape", 14, [(X, A4), (C, i64(0, -1, 5))], {}),
     ("Flatten at axis 2", "Flatten", 13, [(X, A4)], {"axis": 2}),
@@ -348,3 +356,16 @@ def test_reshape_transpose_reshape_patterns_become_one_space_depth_node(device: 
     kinds = [type(d).__name__ for d in types]
     assert kinds == ["DML_ACTIVATION_RELU_OPERATOR_DESC", f"DML_{operator}_OPERATOR_DESC"]
     assert types[1].Order.name == order
+
+
+def test_import_node_lowers_the_one_desc_ops_and_sends_the_others_to_import_model() -> None:
+    assert type(dx.import_node(helper.make_node("Relu", ["x"], ["y"]), [(1, 2, 3, 4)]).desc).__name__ == "DML_ACTIVATION_RELU_OPERATOR_DESC"
+    with pytest.raises(dx.OnnxImportError) as error:
+        dx.import_node(helper.make_node("Add", ["a", "b"], ["y"]), [(2, 3), (3,)])
+    assert error.value.rule == "ONNX.UNSUPPORTED_OP" and "import_model" in str(error.value)
+
+
+def test_graph_nodes_are_named_after_their_onnx_nodes() -> None:
+    nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp_node"), helper.make_node("Transpose", ["e"], ["y"], name="flip", perm=[1, 0])]
+    imported = dx.import_model(_graph(nodes, {"x": (2, 3)}, ["y"]))
+    assert [n.Desc.Name for n in imported.graph_desc.Nodes] == ["exp_node", "element_wise_identity1"]  # the output copy is the importer's own
