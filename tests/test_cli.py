@@ -631,8 +631,8 @@ def test_export_of_a_model_with_weights_in_files_writes_a_whole_model_from_any_d
 
 def _onnx_chain(path: Path, ops: list[str], batch: Any = 1) -> None:
     """A chain of one-input ONNX nodes on x {batch, 2, 4, 4} (LpPool and TopK get their parameters)."""
-    import onnx  # noqa: PLC0415
-    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
 
     nodes, inits, previous = [], [], "x"
     for k, op in enumerate(ops):
