@@ -25,8 +25,10 @@ Conv                               1, 11, 22                CONVOLUTION {CROSS_C
 ConvTranspose                      1, 11, 22                CONVOLUTION {CROSS_CORRELATION, BACKWARD}
 SpaceToDepth                       1, 13, 28 (``mode``)     SPACE_TO_DEPTH1 (SPACE_TO_DEPTH below 2.1)
 DepthToSpace                       1, 11, 13, 28            DEPTH_TO_SPACE1 (DEPTH_TO_SPACE below 2.1)
-Relu, LeakyRelu, Sigmoid           all                      fused into the convolution that alone feeds
-                                                            them; else ACTIVATION_RELU/LEAKY_RELU/SIGMOID
+Relu, LeakyRelu, Sigmoid           all                      the FusedActivation of the Conv, ConvTranspose,
+                                                            Gemm, MatMul, Add (ADD1), BatchNormalization or
+                                                            InstanceNormalization that alone feeds them;
+                                                            else ACTIVATION_RELU/LEAKY_RELU/SIGMOID
 Add Sub Mul Div Pow Mod            all                      ELEMENT_WISE_ADD/SUBTRACT/MULTIPLY/DIVIDE/
                                                             POW/MODULUS_TRUNCATE|FLOOR, broadcast by
                                                             zero strides
@@ -918,6 +920,13 @@ class _Ctx:
         self.proto = proto
         self.opset = opset
         self.g: GraphBuilder = importer.builder  # type: ignore[assignment]
+        self.activation: Any = None  # a FusedActivation the mapping may take (FUSES_ACTIVATION)
+        self.activation_used = False
+
+    def fused(self) -> Any:
+        """The activation to fuse into the node's operator (marked as taken), or None."""
+        self.activation_used = self.activation is not None
+        return self.activation
 
     @property
     def attrs(self) -> dict[str, Any]:
@@ -1004,6 +1013,8 @@ def _out_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
 def _map_binary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = _out_shape(c.shape(0), c.shape(1))
     rank = max(len(shape), 1)
+    if c.node.op_type == "Add" and c.activation is not None:
+        return [_out(c.g.add(c.padded(0, rank), c.padded(1, rank), activation=c.fused()), shape)]  # ELEMENT_WISE_ADD1
     return [_out(c.g.element_wise(_BINARY[c.node.op_type], c.padded(0, rank), c.padded(1, rank)), shape)]
 
 
@@ -1098,7 +1109,7 @@ def _map_gemm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     if c.has(2):
         bias_shape = c.shape(2)
         bias = c.x(2, (1,) * (2 - len(bias_shape)) + tuple(bias_shape)) if len(bias_shape) < 2 else c.x(2)
-    y = c.g.gemm(c.x(0), c.x(1), bias, trans_a, trans_b, float(c.attr("alpha", 1.0)), float(c.attr("beta", 1.0)) if bias is not None else 0.0)
+    y = c.g.gemm(c.x(0), c.x(1), bias, trans_a, trans_b, float(c.attr("alpha", 1.0)), float(c.attr("beta", 1.0)) if bias is not None else 0.0, activation=c.fused())
     return [_out(y, (m, n))]
 
 
@@ -1110,7 +1121,7 @@ def _map_matmul(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = (*batch, a[-2], b[-1])
     if len(shape) > 4:
         raise c.fail(SHAPE, None, f"multiplies {a_shape} by {b_shape}: {len(shape)} dimensions, and DirectML's GEMM takes at most 4", expected="<= 4", actual=len(shape), hresult=HRESULT.E_NOTIMPL)
-    y = c.g.gemm(c.x(0, a), c.x(1, b))
+    y = c.g.gemm(c.x(0, a), c.x(1, b), activation=c.fused())
     onnx_shape = (*batch, *((a[-2],) if len(a_shape) > 1 else ()), *((b[-1],) if len(b_shape) > 1 else ()))
     return [_out(y, onnx_shape)]
 
@@ -1170,7 +1181,7 @@ def _map_batch_norm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = c.shape(0)
     sizes = _lift_nc(shape)
     channel = (1, shape[1]) + (1,) * (len(sizes) - 2)
-    y = c.g.batch_normalization(c.x(0, sizes), c.x(3, channel), c.x(4, channel), c.x(1, channel), c.x(2, channel), epsilon=float(c.attr("epsilon", 1e-5)))
+    y = c.g.batch_normalization(c.x(0, sizes), c.x(3, channel), c.x(4, channel), c.x(1, channel), c.x(2, channel), epsilon=float(c.attr("epsilon", 1e-5)), activation=c.fused())
     return [_out(y, shape)]
 
 
@@ -1179,7 +1190,7 @@ def _map_instance_norm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     sizes = _lift_nc(shape)
     channel = (1, shape[1]) + (1,) * (len(sizes) - 2)
     axes = tuple(range(2, len(sizes)))
-    y = c.g.mean_variance_normalization(c.x(0, sizes), c.x(1, channel), c.x(2, channel), axes=axes, epsilon=float(c.attr("epsilon", 1e-5)))
+    y = c.g.mean_variance_normalization(c.x(0, sizes), c.x(1, channel), c.x(2, channel), axes=axes, epsilon=float(c.attr("epsilon", 1e-5)), activation=c.fused())
     return [_out(y, shape)]
 
 
@@ -1552,6 +1563,8 @@ def _map_expand(c: _Ctx) -> list[Any]:
     return [("broadcast", c.proto.input[0], out_shape)]
 
 
+FUSES_ACTIVATION = frozenset({"Gemm", "MatMul", "Add", "BatchNormalization", "InstanceNormalization"})  # as onnxruntime's DirectML provider fuses
+
 MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     **dict.fromkeys(_BINARY, _map_binary),
     "Mod": _map_mod,
@@ -1870,7 +1883,7 @@ class _ModelImporter:
                     if proto.op_type in LOWERINGS and proto.domain in ("", "ai.onnx"):
                         self._node(nodes, i, opset, consumers, outputs, live, fused, declared)
                     else:
-                        self._map(proto, i, opset, live, declared)
+                        self._map(proto, i, opset, live, declared, nodes, fused)
             except (OnnxImportError, DmlError) as error:
                 self._record(error)
                 for name in proto.output:
@@ -2005,8 +2018,9 @@ class _ModelImporter:
         self.folded.append(proto.name or proto.op_type)
         return True
 
-    def _map(self, proto: Any, i: int, opset: int, live: set[int], declared: dict[str, Any]) -> None:
-        """A node through MAPPINGS (GraphBuilder calls), or a layout-only view of its input."""
+    def _map(self, proto: Any, i: int, opset: int, live: set[int], declared: dict[str, Any], nodes: list[Any] | None = None, fused: dict[int, int] | None = None) -> None:
+        """A node through MAPPINGS (GraphBuilder calls), or a layout-only view of its input; a Relu, LeakyRelu or Sigmoid
+        that alone reads a Gemm, MatMul, Add, BatchNormalization or InstanceNormalization becomes its FusedActivation."""
         info = _node_info(self.onnx, proto, i, opset)
         if i not in live:  # no graph output depends on it: not placed in the graph
             for name in proto.output:
@@ -2016,6 +2030,12 @@ class _ModelImporter:
             return
         assert self.builder is not None
         ctx = _Ctx(self, info, proto, opset)
+        activation = None
+        if self.fuse and nodes is not None and fused is not None and info.op_type in FUSES_ACTIVATION and len(proto.output) == 1:
+            j = self._fusable(nodes, i, self.consumers, sorted(self.graph_outputs), opset)
+            if j is not None and (info.op_type != "Add" or self.values[proto.input[0]].dtype.kind == "f"):
+                activation = j
+                ctx.activation = _fused_activation(_node_info(self.onnx, nodes[j], j, opset))
         first = len(self.builder._nodes)
         try:
             results = MAPPINGS[info.op_type](ctx)
@@ -2050,7 +2070,15 @@ class _ModelImporter:
             self.values[name] = value
             shapes.append(value.shape)
             self._check_declared(info, name, value.shape, declared)
-        self.imported.append(ImportedNode(info.label, info.op_type, info.version, i, descs, shapes))
+        act_info = None
+        if activation is not None and ctx.activation_used:
+            assert nodes is not None and fused is not None
+            act_info = _node_info(self.onnx, nodes[activation], activation, opset)
+            self.values[nodes[activation].output[0]] = self.values[proto.output[0]]
+            fused[activation] = i
+        self.imported.append(ImportedNode(info.label, info.op_type, info.version, i, descs, shapes, fused_activation=act_info.label if act_info is not None else None))
+        if act_info is not None:
+            self.imported.append(ImportedNode(act_info.label, act_info.op_type, act_info.version, act_info.index, [], [shapes[0]], fused_into=info.label))
 
     def _layout(self, info: _NodeInfo, result: tuple[Any, ...]) -> _Value:
         """A layout-only op's output: the same bytes as its input, through new sizes and strides."""

@@ -369,3 +369,41 @@ def test_graph_nodes_are_named_after_their_onnx_nodes() -> None:
     nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp_node"), helper.make_node("Transpose", ["e"], ["y"], name="flip", perm=[1, 0])]
     imported = dx.import_model(_graph(nodes, {"x": (2, 3)}, ["y"]))
     assert [n.Desc.Name for n in imported.graph_desc.Nodes] == ["exp_node", "element_wise_identity1"]  # the output copy is the importer's own
+
+
+FUSIONS = [  # (id, producer op, its inputs, attributes, activation, its attributes, the producer's DML desc)
+    ("Gemm then Relu is one GEMM", "Gemm", [(X, f32(3, 4)), (C, f32(4, 5)), (C, f32(5))], {}, "Relu", {}, "DML_GEMM_OPERATOR_DESC"),
+    ("MatMul then LeakyRelu is one GEMM", "MatMul", [(X, f32(2, 3, 4)), (C, f32(4, 5))], {}, "LeakyRelu", {"alpha": 0.2}, "DML_GEMM_OPERATOR_DESC"),
+    ("Add then Relu is one ADD1", "Add", [(X, A4), (X, f32(5))], {}, "Relu", {}, "DML_ELEMENT_WISE_ADD1_OPERATOR_DESC"),
+    ("BatchNormalization then Sigmoid is one BATCH_NORMALIZATION", "BatchNormalization", [(X, A4), (C, f32(3)), (C, f32(3)), (C, f32(3)), (C, f32(3, low=0.5, high=2))], {},
+     "Sigmoid", {}, "DML_BATCH_NORMALIZATION_OPERATOR_DESC"),
+    ("InstanceNormalization then Relu is one MEAN_VARIANCE_NORMALIZATION1", "InstanceNormalization", [(X, A4), (C, f32(3)), (C, f32(3))], {}, "Relu", {},
+     "DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC"),
+]
+
+
+@pytest.mark.parametrize(("op", "inputs", "attributes", "activation", "act_attributes", "desc"), [pytest.param(*c[1:], id=c[0]) for c in FUSIONS])
+def test_an_activation_that_alone_reads_a_fusable_node_is_its_fused_activation(device: dmlpy.Device, op: str, inputs: list[Any], attributes: dict[str, Any], activation: str,
+                                                                                  act_attributes: dict[str, Any], desc: str) -> None:  # fmt: skip
+    model, feeds = model_of(op, inputs, attributes, 17)
+    model.graph.node[0].output[0] = "p"
+    model.graph.node.append(helper.make_node(activation, ["p"], ["y0"], **act_attributes))
+    imported = dx.import_model(model, device=device)
+    np.testing.assert_allclose(imported.run(feeds)["y0"], ort_run(model, feeds)[0], **TOLERANCE)
+    descs = [n.Desc.Operator.desc for n in imported.graph_desc.Nodes if hasattr(n.Desc, "Operator")]
+    assert [type(d).__name__ for d in descs] == [desc]
+    assert descs[0].FusedActivation is not None
+    assert [n.fused_into for n in imported.nodes] == [None, imported.nodes[0].label]
+
+
+def test_an_activation_is_not_fused_into_a_node_whose_output_is_also_read_elsewhere() -> None:
+    model, feeds = model_of("Add", [(X, A4), (X, f32(5))], {}, 17)
+    model.graph.node[0].output[0] = "p"
+    model.graph.node.append(helper.make_node("Relu", ["p"], ["y0"]))
+    model.graph.output.append(helper.make_empty_tensor_value_info("p"))
+    imported = dx.import_model(model)
+    got = imported.run(feeds)
+    expected = ort_run(model, feeds)
+    np.testing.assert_allclose(got["y0"], expected[0], **TOLERANCE)
+    np.testing.assert_allclose(got["p"], expected[1], **TOLERANCE)
+    assert "DML_ELEMENT_WISE_ADD1_OPERATOR_DESC" not in [type(n.Desc.Operator.desc).__name__ for n in imported.graph_desc.Nodes]
