@@ -780,7 +780,7 @@ def _fused_activation(node: _NodeInfo) -> Any:
 
 def _lower_activation(node: _NodeInfo, inputs: list[_Input | None], options: _Options, log: _Warnings) -> _Lowered:
     x = _required(node, inputs, 0, "X")
-    sizes = lifted(x.shape)
+    sizes = _dml_shape(lifted(x.shape))  # a scalar is {1}
     tensors = (_tensor(x, sizes), _tensor(x, sizes))
     if node.op_type == "Relu":
         desc: Any = DML_ACTIVATION_RELU_OPERATOR_DESC(*tensors)

@@ -116,6 +116,8 @@ CASES: list[tuple[Any, ...]] = [
     ("Clip-13 on int32", "Clip", 13, [(X, np.arange(-5, 5, dtype=np.int32)), (C, np.array(-2, np.int32)), (C, np.array(3, np.int32))], {}),
     # activations
     ("Relu on a rank-2 value", "Relu", 14, [(X, f32(3, 4))], {}),
+    ("Relu on a scalar", "Relu", 14, [(X, np.array(-1.5, np.float32))], {}),
+    ("Add of two scalars", "Add", 14, [(X, np.array(1.5, np.float32)), (X, np.array(-4.0, np.float32))], {}),
     ("LeakyRelu alpha 0.1", "LeakyRelu", 16, [(X, A4)], {"alpha": 0.1}),
     ("Sigmoid", "Sigmoid", 13, [(X, A4)], {}),
     ("HardSigmoid alpha 0.25 beta 0.4", "HardSigmoid", 6, [(X, A4)], {"alpha": 0.25, "beta": 0.4}),
@@ -407,3 +409,24 @@ def test_an_activation_is_not_fused_into_a_node_whose_output_is_also_read_elsewh
     np.testing.assert_allclose(got["y0"], expected[0], **TOLERANCE)
     np.testing.assert_allclose(got["p"], expected[1], **TOLERANCE)
     assert "DML_ELEMENT_WISE_ADD1_OPERATOR_DESC" not in [type(n.Desc.Operator.desc).__name__ for n in imported.graph_desc.Nodes]
+
+
+H = np.random.default_rng(16).uniform(-2, 2, (2, 3, 4, 5)).astype(np.float16)
+FLOAT16 = [
+    ("Add of float16 broadcasts", "Add", [(X, H), (C, H[0, 0, 0])], {}),
+    ("MatMul of float16", "MatMul", [(X, H[0]), (C, H[0, 0].T.copy())], {}),
+    ("Softmax of float16", "Softmax", [(X, H)], {}),
+    ("Conv of float16", "Conv", [(X, H), (C, H[:, :, :3, :3].copy())], {}),
+    ("ReduceMean of float16", "ReduceMean", [(X, H)], {"axes": [1]}),
+    ("Resize linear of float16", "Resize", [(X, H), None, (C, np.array([1, 1, 2, 2], np.float32))], {"mode": "linear"}),
+    ("LayerNormalization of float16", "LayerNormalization", [(X, H), (C, H[0, 0, 0]), (C, H[1, 1, 1])], {}),
+]
+
+
+@pytest.mark.parametrize(("op", "inputs", "attributes"), [pytest.param(*c[1:], id=c[0]) for c in FLOAT16])
+def test_float16_models_agree_with_onnxruntime_to_float16_precision(device: dmlpy.Device, op: str, inputs: list[Any], attributes: dict[str, Any]) -> None:
+    model, feeds = model_of(op, inputs, attributes, 17)
+    got = dx.import_model(model, device=device).run(feeds)["y0"]
+    expected = ort_run(model, feeds)[0]
+    assert got.dtype == expected.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=1e-2)  # binary16 keeps 11 bits
