@@ -1010,7 +1010,23 @@ def _out_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
     return result if result is not None else tuple(shapes[0])
 
 
+def _legacy_broadcast(c: _Ctx) -> tuple[Tensor, Tensor, tuple[int, ...]] | None:
+    """Before opset 7, ``broadcast=1`` aligns B with A from ``axis`` on (default: the trailing axes); without it the shapes are equal."""
+    if c.node.version >= 7 or not int(c.attr("broadcast", 0)):
+        return None
+    a, b = c.shape(0), c.shape(1)
+    axis = int(c.attr("axis", len(a) - len(b)))
+    axis = axis + len(a) if axis < 0 else axis
+    sizes = (1,) * axis + tuple(b) + (1,) * (len(a) - axis - len(b))
+    if len(sizes) != len(a) or any(s not in (1, t) for s, t in zip(sizes, a, strict=True)):
+        raise c.fail(SHAPE, "axis", f"B {b} does not broadcast to A {a} from axis {axis}", expected=a, actual=b)
+    return c.x(0, _dml_shape(a)), c.x(1, _dml_shape(sizes)), tuple(a)
+
+
 def _map_binary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    legacy = _legacy_broadcast(c)
+    if legacy is not None:
+        return [_out(c.g.element_wise(_BINARY[c.node.op_type], legacy[0], legacy[1]), legacy[2])]
     shape = _out_shape(c.shape(0), c.shape(1))
     rank = max(len(shape), 1)
     if c.node.op_type == "Add" and c.activation is not None:
@@ -1610,9 +1626,6 @@ MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     "Transpose": _map_transpose,
     "Expand": _map_expand,
 }
-
-# Operators evaluated at import when their inputs are known (ONNX's reference evaluator), never mapped
-FOLDED = frozenset({"Constant", "ConstantOfShape", "Shape", "Size", "Range", "NonZero", "EyeLike", "RandomNormal", "RandomUniform"}) - {"RandomNormal", "RandomUniform"}
 
 # The DirectML operator onnxruntime's DirectML provider uses for ONNX operators the importer does not map
 NEEDS: dict[str, str] = {

@@ -430,3 +430,17 @@ def test_float16_models_agree_with_onnxruntime_to_float16_precision(device: dmlp
     expected = ort_run(model, feeds)[0]
     assert got.dtype == expected.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=1e-2)  # binary16 keeps 11 bits
+
+
+LEGACY_A = f32(2, 3, 4, 5)
+LEGACY_B3, LEGACY_B45 = f32(3), f32(4, 5)
+LEGACY_BROADCAST = [  # onnxruntime and onnx.reference no longer run opset-6 axis broadcasting: the Add-6 page's example, by hand
+    ("Add-6 broadcast=1 axis=1 adds B of shape (3,) along A's axis 1", "Add", LEGACY_B3, {"broadcast": 1, "axis": 1}, LEGACY_A + LEGACY_B3.reshape(1, 3, 1, 1)),
+    ("Mul-6 broadcast=1 aligns B of shape (4, 5) with the trailing axes", "Mul", LEGACY_B45, {"broadcast": 1}, LEGACY_A * LEGACY_B45),
+]
+
+
+@pytest.mark.parametrize(("op", "b", "attributes", "expected"), [pytest.param(*c[1:], id=c[0]) for c in LEGACY_BROADCAST])
+def test_opset6_broadcast_attribute_aligns_b_from_axis(device: dmlpy.Device, op: str, b: np.ndarray, attributes: dict[str, Any], expected: np.ndarray) -> None:
+    model, feeds = model_of(op, [(X, LEGACY_A), (C, b)], attributes, 6)
+    np.testing.assert_allclose(dx.import_model(model, device=device).run(feeds)["y0"], expected, **TOLERANCE)
