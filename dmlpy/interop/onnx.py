@@ -971,6 +971,32 @@ class _Ctx:
         shape = self.shape(k)
         return self.importer._view(self.node, self.proto.input[k], tuple(sizes) if sizes is not None else _dml_shape(shape))
 
+    @property
+    def min_rank(self) -> int:
+        """4 below DML_FEATURE_LEVEL_4_0, where most operators take only 4-D tensors (their support tables); else 1."""
+        return 4 if self.g.feature_level < FL.LEVEL_4_0 else 1
+
+    def xr(self, k: int) -> Tensor:
+        """Input ``k`` in its ONNX shape, with leading 1s up to ``min_rank``."""
+        return self.padded(k, max(len(self.shape(k)), self.min_rank))
+
+    def indices(self, k: int, sizes: Sequence[int], axis_size: int | None = None) -> Tensor:
+        """Index input ``k`` with ``sizes``. Known INT64 indices that fit are stored as INT32, or below DML_FEATURE_LEVEL_3_0 (whose
+        gathers take UINT32 only) as UINT32 with negative ones counted from ``axis_size``."""
+        array = self.const(k)
+        name = self.proto.input[k]
+        if array is not None and array.dtype.kind == "i" and array.size:
+            low = self.g.feature_level < FL.LEVEL_3_0
+            if low and axis_size is not None:
+                array = np.where(array < 0, array + axis_size, array)
+            dtype = np.dtype(np.uint32 if low else np.int32)
+            if array.min() >= (0 if low else -(2**31)) and array.max() < 2**31:
+                narrow = f"{name}:{dtype.name}:{axis_size}"
+                if narrow not in self.importer.values:
+                    self.importer.values[narrow] = _Value(tuple(array.shape), dtype, "constant", array=array.astype(dtype))
+                name = narrow
+        return self.importer._view(self.node, name, tuple(sizes))
+
     def padded(self, k: int, rank: int) -> Tensor:
         """Input ``k`` with leading 1s up to ``rank`` dimensions."""
         shape = self.shape(k)
@@ -1028,7 +1054,7 @@ def _map_binary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     if legacy is not None:
         return [_out(c.g.element_wise(_BINARY[c.node.op_type], legacy[0], legacy[1]), legacy[2])]
     shape = _out_shape(c.shape(0), c.shape(1))
-    rank = max(len(shape), 1)
+    rank = max(len(shape), c.min_rank)
     if c.node.op_type == "Add" and c.activation is not None:
         return [_out(c.g.add(c.padded(0, rank), c.padded(1, rank), activation=c.fused()), shape)]  # ELEMENT_WISE_ADD1
     return [_out(c.g.element_wise(_BINARY[c.node.op_type], c.padded(0, rank), c.padded(1, rank)), shape)]
@@ -1036,7 +1062,7 @@ def _map_binary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
 
 def _map_mod(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = _out_shape(c.shape(0), c.shape(1))
-    rank = max(len(shape), 1)
+    rank = max(len(shape), c.min_rank)
     fmod = int(c.attr("fmod", 0))
     if not fmod and c.dtype(0).kind == "f":
         raise c.fail(INVALID_ATTRIBUTE, "fmod", "is 0 with floating-point inputs; ONNX Mod requires fmod=1 for them", expected=1, actual=0)
@@ -1044,13 +1070,13 @@ def _map_mod(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
 
 
 def _map_unary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
-    return [_out(c.g.element_wise(_UNARY[c.node.op_type], c.x(0)), c.shape(0))]
+    return [_out(c.g.element_wise(_UNARY[c.node.op_type], c.xr(0)), c.shape(0))]
 
 
 def _map_variadic(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     indices = [k for k in range(c.count()) if c.has(k)]
     shape = _out_shape(*(c.shape(k) for k in indices))
-    rank = max(len(shape), 1)
+    rank = max(len(shape), c.min_rank)
     result = c.padded(indices[0], rank)
     for k in indices[1:]:
         result = c.g.element_wise(_VARIADIC[c.node.op_type], result, c.padded(k, rank))
@@ -1065,7 +1091,7 @@ def _map_variadic(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
 
 def _map_where(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = _out_shape(c.shape(0), c.shape(1), c.shape(2))
-    rank = max(len(shape), 1)
+    rank = max(len(shape), c.min_rank)
     return [_out(c.g.where(c.padded(0, rank), c.padded(1, rank), c.padded(2, rank)), shape)]
 
 
@@ -1075,13 +1101,13 @@ def _map_clip(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     else:
         low = None if not c.has(1) else c.known(1, "min").item()
         high = None if not c.has(2) else c.known(2, "max").item()
-    return [_out(c.g.clip(c.x(0), low, high), c.shape(0))]
+    return [_out(c.g.clip(c.xr(0), low, high), c.shape(0))]
 
 
 _ACTIVATIONS: dict[str, Callable[[_Ctx, Tensor], Tensor]] = {
     "Tanh": lambda c, x: c.g.element_wise("TANH", x),
     "HardSigmoid": lambda c, x: c.g.hard_sigmoid(x, float(c.attr("alpha", 0.2)), float(c.attr("beta", 0.5))),
-    "HardSwish": lambda c, x: c.g.hard_swish(x, 1.0 / 6.0, 0.5),
+    "HardSwish": lambda c, x: c.g.hard_swish(x, 1.0 / 6.0, 0.5) if c.g.feature_level >= FL.LEVEL_6_2 else c.g.multiply(x, c.g.hard_sigmoid(x, 1.0 / 6.0, 0.5)),
     "Elu": lambda c, x: c.g.elu(x, float(c.attr("alpha", 1.0))),
     "Selu": lambda c, x: c.g.scaled_elu(x, float(c.attr("alpha", 1.67326319217681884765625)), float(c.attr("gamma", 1.05070102214813232421875))),
     "Celu": lambda c, x: c.g.celu(x, float(c.attr("alpha", 1.0))),
@@ -1089,14 +1115,22 @@ _ACTIVATIONS: dict[str, Callable[[_Ctx, Tensor], Tensor]] = {
     "Softsign": lambda c, x: c.g.softsign(x),
     "ThresholdedRelu": lambda c, x: c.g.thresholded_relu(x, float(c.attr("alpha", 1.0))),
     "Shrink": lambda c, x: c.g.shrink(x, float(c.attr("bias", 0.0)), float(c.attr("lambd", 0.5))),
-    "Gelu": lambda c, x: c.g.gelu(x),
+    "Gelu": lambda c, x: c.g.gelu(x) if c.g.feature_level >= FL.LEVEL_5_1 else _gelu_from_erf(c.g, x),
 }
+
+
+def _gelu_from_erf(g: GraphBuilder, x: Tensor) -> Tensor:
+    """``x * (0.5 + 0.5 * erf(x / sqrt(2)))`` below DML_FEATURE_LEVEL_5_1 (ACTIVATION_GELU): ERF reads ``x / sqrt(2)`` through its ScaleBias."""
+    from dmlpy.operators.descs.helpers import DML_SCALE_BIAS
+
+    erf = g.element_wise("ERF", x, ScaleBias=DML_SCALE_BIAS(float(1 / np.sqrt(2.0)), 0.0))
+    return g.multiply(x, g.element_wise("IDENTITY", erf, ScaleBias=DML_SCALE_BIAS(0.5, 0.5)))
 
 
 def _map_activation(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     if c.node.op_type == "Gelu" and c.attr("approximate", "none") != "none":
         raise c.fail(UNSUPPORTED_ATTRIBUTE, "approximate", f"is {c.attr('approximate')!r}: DirectML's ACTIVATION_GELU is the exact erf form", expected="none", actual=c.attr("approximate"), hresult=HRESULT.E_NOTIMPL)
-    return [_out(_ACTIVATIONS[c.node.op_type](c, c.x(0)), c.shape(0))]
+    return [_out(_ACTIVATIONS[c.node.op_type](c, c.xr(0)), c.shape(0))]
 
 
 def _map_prelu(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
@@ -1113,7 +1147,11 @@ def _softmax_axes(c: _Ctx, rank: int) -> list[int]:
 def _map_softmax(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = c.shape(0)
     method = {"Softmax": c.g.softmax, "LogSoftmax": c.g.log_softmax, "Hardmax": c.g.hardmax}[c.node.op_type]
-    return [_out(method(c.x(0), _softmax_axes(c, len(shape))), shape)]
+    axes = _softmax_axes(c, len(shape))
+    if c.g.feature_level < FL.LEVEL_5_1 and axes == list(range(axes[0], len(shape))):  # SOFTMAX (no axes): the value read as 2-D, the axes last
+        flat = (1, 1, math.prod(shape[: axes[0]]), math.prod(shape[axes[0] :]))
+        return [_out(method(c.x(0, flat)), shape)]
+    return [_out(method(c.x(0), axes), shape)]
 
 
 def _map_gemm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
@@ -1121,11 +1159,11 @@ def _map_gemm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     trans_a, trans_b = bool(c.attr("transA", 0)), bool(c.attr("transB", 0))
     m = a_shape[1] if trans_a else a_shape[0]
     n = b_shape[0] if trans_b else b_shape[1]
+    rank = max(2, c.min_rank)
     bias = None
     if c.has(2):
-        bias_shape = c.shape(2)
-        bias = c.x(2, (1,) * (2 - len(bias_shape)) + tuple(bias_shape)) if len(bias_shape) < 2 else c.x(2)
-    y = c.g.gemm(c.x(0), c.x(1), bias, trans_a, trans_b, float(c.attr("alpha", 1.0)), float(c.attr("beta", 1.0)) if bias is not None else 0.0, activation=c.fused())
+        bias = c.padded(2, rank)
+    y = c.g.gemm(c.padded(0, rank), c.padded(1, rank), bias, trans_a, trans_b, float(c.attr("alpha", 1.0)), float(c.attr("beta", 1.0)) if bias is not None else 0.0, activation=c.fused())
     return [_out(y, (m, n))]
 
 
@@ -1137,7 +1175,8 @@ def _map_matmul(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = (*batch, a[-2], b[-1])
     if len(shape) > 4:
         raise c.fail(SHAPE, None, f"multiplies {a_shape} by {b_shape}: {len(shape)} dimensions, and DirectML's GEMM takes at most 4", expected="<= 4", actual=len(shape), hresult=HRESULT.E_NOTIMPL)
-    y = c.g.gemm(c.x(0, a), c.x(1, b), activation=c.fused())
+    lead_a, lead_b = (1,) * max(0, c.min_rank - len(a)), (1,) * max(0, c.min_rank - len(b))
+    y = c.g.gemm(c.x(0, lead_a + tuple(a)), c.x(1, lead_b + tuple(b)), activation=c.fused())
     onnx_shape = (*batch, *((a[-2],) if len(a_shape) > 1 else ()), *((b[-1],) if len(b_shape) > 1 else ()))
     return [_out(y, onnx_shape)]
 
@@ -1221,15 +1260,18 @@ def _map_layer_norm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     if any(c.importer.used(name) for name in c.proto.output[1:] if name):
         raise c.fail(UNSUPPORTED_ATTRIBUTE, None, "its Mean or InvStdDev output is used: DirectML's MEAN_VARIANCE_NORMALIZATION1 writes only Y", expected="only Y used", actual=list(c.proto.output), hresult=HRESULT.E_NOTIMPL)
     shape = c.shape(0)
-    rank = len(shape)
-    axis = c.axis(int(c.attr("axis", -1)), rank)
+    axis = c.axis(int(c.attr("axis", -1)), len(shape))
+    lead = max(0, c.min_rank - len(shape))
+    full = (1,) * lead + tuple(shape)
+    rank, axis = len(full), axis + lead
     scale = c.padded(1, rank)
     bias = c.padded(2, rank) if c.has(2) else None
     from dmlpy.builder import _broadcast_view
 
-    scale = _broadcast_view(scale, tuple(1 if i < axis else s for i, s in enumerate(shape)))
-    bias = _broadcast_view(bias, tuple(1 if i < axis else s for i, s in enumerate(shape))) if bias is not None else None
-    y = c.g.mean_variance_normalization(c.x(0), scale, bias, axes=tuple(range(axis, rank)), epsilon=float(c.attr("epsilon", 1e-5)))
+    reads = full if c.g.feature_level < FL.LEVEL_4_0 else tuple(1 if i < axis else s for i, s in enumerate(full))  # below 4.0 scale and bias broadcast by zero strides only
+    scale = _broadcast_view(scale, reads)
+    bias = _broadcast_view(bias, reads) if bias is not None else None
+    y = c.g.mean_variance_normalization(c.x(0, full), scale, bias, axes=tuple(range(axis, rank)), epsilon=float(c.attr("epsilon", 1e-5)))
     return [_out(y, shape)]
 
 
@@ -1249,7 +1291,8 @@ def _map_reduce(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     axes = sorted({c.axis(a, rank, "axes") for a in axes})
     keep = int(c.attr("keepdims", 1))
     out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape)) if keep else tuple(s for i, s in enumerate(shape) if i not in axes)
-    y = c.g.reduce(c.x(0), _REDUCE[c.node.op_type], axes if rank else [0])
+    lead = max(0, c.min_rank - rank)
+    y = c.g.reduce(c.padded(0, max(rank, 1) + lead), _REDUCE[c.node.op_type], [a + lead for a in axes] if rank else [lead])
     return [_out(y, out_shape)]
 
 
@@ -1258,7 +1301,7 @@ def _map_arg(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     rank = len(shape)
     axis = c.axis(int(c.attr("axis", 0)), rank)
     direction = DML_AXIS_DIRECTION.DECREASING if int(c.attr("select_last_index", 0)) else DML_AXIS_DIRECTION.INCREASING
-    method = c.g.argmax if c.node.op_type == "ArgMax" else c.g.argmin
+    method = c.g.argmax if c.node.op_type == "ArgMax" else c.g.argmin  # ARGMAX/ARGMIN: FL 3.0 (REDUCE's write UINT32, never ONNX's INT64)
     y = method(c.x(0), [axis], direction, index_type="uint64")
     y = dataclasses.replace(y, desc=dataclasses.replace(y.desc, DataType=as_data_type(np.int64)))  # the same bytes: indices are below 2^63
     keep = int(c.attr("keepdims", 1))
@@ -1270,10 +1313,11 @@ def _map_concat(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shapes = [c.shape(k) for k in range(c.count()) if c.has(k)]
     rank = len(shapes[0])
     axis = c.axis(int(c.attr("axis")), rank)
-    parts = [c.x(k) for k in range(c.count()) if c.has(k) and math.prod(c.shape(k)) > 0]
+    lead = max(0, c.min_rank - rank)
+    parts = [c.padded(k, rank + lead) for k in range(c.count()) if c.has(k) and math.prod(c.shape(k)) > 0]
     out_shape = list(shapes[0])
     out_shape[axis] = sum(s[axis] for s in shapes)
-    y = c.g.join(parts, axis) if len(parts) > 1 else c.g.element_wise("IDENTITY", parts[0])
+    y = c.g.join(parts, axis + lead) if len(parts) > 1 else c.g.element_wise("IDENTITY", parts[0])
     return [_out(y, out_shape)]
 
 
@@ -1390,18 +1434,18 @@ def _map_gather(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     data, indices = c.shape(0), c.shape(1)
     axis = c.axis(int(c.attr("axis", 0)), len(data))
     out_shape = tuple(data[:axis]) + tuple(indices) + tuple(data[axis + 1 :])
-    rank = max(len(data), len(out_shape), len(indices), 1)
+    rank = max(len(data), len(out_shape), len(indices), c.min_rank)
     if rank > 8:
         raise c.fail(SHAPE, None, f"gives a rank-{rank} result; DirectML tensors have at most 8 dimensions", expected="<= 8", actual=rank, hresult=HRESULT.E_NOTIMPL)
     lead = rank - len(data)
     idx_shape = indices or (1,)
-    y = c.g.gather(c.padded(0, rank), c.x(1, (1,) * (rank - len(idx_shape)) + tuple(idx_shape)), axis + lead, len(indices))
+    y = c.g.gather(c.padded(0, rank), c.indices(1, (1,) * (rank - len(idx_shape)) + tuple(idx_shape), data[axis]), axis + lead, len(indices))
     return [_out(y, out_shape)]
 
 
 def _map_gather_elements(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     axis = c.axis(int(c.attr("axis", 0)), len(c.shape(0)))
-    return [_out(c.g.gather_elements(c.x(0), c.x(1), axis), c.shape(1))]
+    return [_out(c.g.gather_elements(c.x(0), c.indices(1, _dml_shape(c.shape(1)), c.shape(0)[axis]), axis), c.shape(1))]
 
 
 def _map_gather_nd(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
@@ -1409,7 +1453,7 @@ def _map_gather_nd(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     batch = int(c.attr("batch_dims", 0))
     out_shape = tuple(indices[:-1]) + tuple(data[batch + indices[-1] :])
     rank = max(len(data), len(indices))
-    y = c.g.gather_nd(c.padded(0, rank), c.padded(1, rank), batch, input_dimensions=len(data), indices_dimensions=len(indices))
+    y = c.g.gather_nd(c.padded(0, rank), c.indices(1, (1,) * (rank - len(indices)) + tuple(indices)), batch, input_dimensions=len(data), indices_dimensions=len(indices))
     return [_out(y, out_shape)]
 
 
@@ -1464,6 +1508,13 @@ def _map_resize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     except ValueError as error:
         raise c.fail(UNSUPPORTED_ATTRIBUTE, "coordinate_transformation_mode", str(error), hresult=HRESULT.E_NOTIMPL) from None
     interpolation = DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR if mode == "nearest" else DML_INTERPOLATION_MODE.LINEAR
+    if c.g.feature_level < FL.LEVEL_5_1:  # RESAMPLE1 rounds floor(x + 0.5): floor(x) is InputPixelOffsets + 0.5; ceil has no RESAMPLE1 form
+        if mode == "nearest" and direction == DML_AXIS_DIRECTION.INCREASING:
+            raise c.fail(FEATURE_LEVEL_RULE, "nearest_mode", f"is {nearest!r}, which rounds up: RESAMPLE2's RoundingDirection (DML_FEATURE_LEVEL_5_1); the device targets {c_name(c.g.feature_level)}",
+                         expected=FL.LEVEL_5_1, actual=c.g.feature_level, hresult=HRESULT.E_NOTIMPL)  # fmt: skip
+        if mode == "nearest":
+            input_offsets = [v + 0.5 for v in input_offsets]
+        direction = DML_AXIS_DIRECTION.INCREASING
     sizes4 = _lift_nc(shape) if rank < 4 else tuple(shape)
     pad = len(sizes4) - rank
     out4 = tuple(sizes) + (1,) * pad if rank == 2 else (lifted(sizes) if rank == 3 else tuple(sizes))

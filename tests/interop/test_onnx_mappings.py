@@ -444,3 +444,37 @@ LEGACY_BROADCAST = [  # onnxruntime and onnx.reference no longer run opset-6 axi
 def test_opset6_broadcast_attribute_aligns_b_from_axis(device: dmlpy.Device, op: str, b: np.ndarray, attributes: dict[str, Any], expected: np.ndarray) -> None:
     model, feeds = model_of(op, [(X, LEGACY_A), (C, b)], attributes, 6)
     np.testing.assert_allclose(dx.import_model(model, device=device).run(feeds)["y0"], expected, **TOLERANCE)
+
+
+LOW_LEVELS = [  # (id, feature level, op, opset, inputs, attributes): 4-D padding and decompositions below the levels the *1 operators need
+    ("Gemm at FL 3.0 reads its matrices as 4-D", "LEVEL_3_0", "Gemm", 13, [(X, f32(3, 4)), (C, f32(4, 5)), (C, f32(5))], {}),
+    ("MatMul at FL 2.1 reads batches as 4-D", "LEVEL_2_1", "MatMul", 13, [(X, f32(2, 3, 4)), (C, f32(4, 5))], {}),
+    ("Add of 2-D values at FL 2.1", "LEVEL_2_1", "Add", 14, [(X, f32(3, 4)), (X, f32(4))], {}),
+    ("Concat of 2-D values at FL 2.1", "LEVEL_2_1", "Concat", 13, [(X, f32(3, 2)), (X, f32(3, 4))], {"axis": -1}),
+    ("Softmax-13 over the last axis at FL 4.1 is SOFTMAX on a 2-D reading", "LEVEL_4_1", "Softmax", 13, [(X, A4)], {}),
+    ("LayerNormalization of a 3-D value at FL 3.0", "LEVEL_3_0", "LayerNormalization", 17, [(X, f32(2, 3, 5)), (C, f32(5)), (C, f32(5))], {}),
+    ("ReduceMean of a 3-D value at FL 2.1", "LEVEL_2_1", "ReduceMean", 13, [(X, f32(2, 3, 5))], {"axes": [1]}),
+    ("Gather with negative indices at FL 2.1 (UINT32 indices)", "LEVEL_2_1", "Gather", 13, [(X, f32(5, 4)), (C, np.array([-1, 0, 2], np.int64))], {}),
+    ("HardSwish below FL 6.2 is x * HARD_SIGMOID", "LEVEL_6_1", "HardSwish", 14, [(X, A4)], {}),
+    ("Gelu below FL 5.1 is x * (0.5 + 0.5 * erf(x / sqrt 2))", "LEVEL_5_0", "Gelu", 20, [(X, A4)], {}),
+    ("ArgMax at FL 3.0, where ARGMAX arrived", "LEVEL_3_0", "ArgMax", 13, [(X, A4)], {"axis": 1}),
+    ("Resize nearest floor at FL 5.0 is RESAMPLE1 with InputPixelOffsets + 0.5", "LEVEL_5_0", "Resize", 13, [(X, IMG), None, (C, np.array([1, 1, 1.5, 2.5], np.float32))],
+     {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}),
+]
+
+
+@pytest.mark.parametrize(("level", "op", "opset", "inputs", "attributes"), [pytest.param(*c[1:], id=c[0]) for c in LOW_LEVELS])
+def test_lower_feature_levels_agree_with_onnxruntime(backend: str, level: str, op: str, opset: int, inputs: list[Any], attributes: dict[str, Any]) -> None:
+    model, feeds = model_of(op, inputs, attributes, opset)
+    device = dmlpy.create_device(dmlpy.DML_FEATURE_LEVEL[level], backend=backend)
+    got = dx.import_model(model, device=device).run(feeds)["y0"]
+    expected = ort_run(model, feeds)[0]
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, **TOLERANCE)
+
+
+def test_nearest_modes_that_round_up_need_resample2() -> None:
+    model, _ = model_of("Resize", [(X, IMG), None, (C, np.array([1, 1, 2, 2], np.float32))], {"mode": "nearest"}, 13)  # round_prefer_floor
+    with pytest.raises(dx.OnnxImportError) as error:
+        dx.import_model(model, feature_level=dmlpy.DML_FEATURE_LEVEL.LEVEL_5_0)
+    assert error.value.rule == "ONNX.FEATURE_LEVEL" and error.value.attribute == "nearest_mode"
