@@ -1073,6 +1073,25 @@ def _map_unary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     return [_out(c.g.element_wise(_UNARY[c.node.op_type], c.xr(0)), c.shape(0))]
 
 
+def _map_misc_element_wise(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    """Round (halves to even), IsInf (detect_positive / detect_negative), BitShift (direction)."""
+    from dmlpy.enums import DML_IS_INFINITY_MODE, DML_ROUNDING_MODE
+
+    op = c.node.op_type
+    if op == "Round":
+        return [_out(c.g.element_wise("ROUND", c.xr(0), RoundingMode=DML_ROUNDING_MODE.HALVES_TO_NEAREST_EVEN), c.shape(0))]
+    if op == "IsInf":
+        positive, negative = int(c.attr("detect_positive", 1)), int(c.attr("detect_negative", 1))
+        if not positive and not negative:
+            raise c.fail(UNSUPPORTED_ATTRIBUTE, "detect_positive", "and detect_negative are both 0 (every output false): not mapped", expected="one of them 1", actual=0, hresult=HRESULT.E_NOTIMPL)
+        mode = DML_IS_INFINITY_MODE.EITHER if positive and negative else (DML_IS_INFINITY_MODE.POSITIVE if positive else DML_IS_INFINITY_MODE.NEGATIVE)
+        return [_out(c.g.element_wise("IS_INFINITY", c.xr(0), InfinityMode=mode), c.shape(0))]
+    shape = _out_shape(c.shape(0), c.shape(1))
+    rank = max(len(shape), c.min_rank)
+    direction = _choice(c.node, "direction", "", ("LEFT", "RIGHT"))
+    return [_out(c.g.element_wise(f"BIT_SHIFT_{direction}", c.padded(0, rank), c.padded(1, rank)), shape)]
+
+
 def _map_variadic(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     indices = [k for k in range(c.count()) if c.has(k)]
     shape = _out_shape(*(c.shape(k) for k in indices))
@@ -1635,6 +1654,9 @@ FUSES_ACTIVATION = frozenset({"Gemm", "MatMul", "Add", "BatchNormalization", "In
 MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     **dict.fromkeys(_BINARY, _map_binary),
     "Mod": _map_mod,
+    "Round": _map_misc_element_wise,
+    "IsInf": _map_misc_element_wise,
+    "BitShift": _map_misc_element_wise,
     **dict.fromkeys(_UNARY, _map_unary),
     **dict.fromkeys(_VARIADIC, _map_variadic),
     "Where": _map_where,
@@ -1686,7 +1708,7 @@ NEEDS: dict[str, str] = {
     "MaxUnpool": "MAX_UNPOOLING", "RandomNormal": "RANDOM_GENERATOR", "RandomUniform": "RANDOM_GENERATOR", "RandomNormalLike": "RANDOM_GENERATOR",
     "RandomUniformLike": "RANDOM_GENERATOR", "QLinearConv": "QUANTIZED_LINEAR_CONVOLUTION", "QLinearMatMul": "QUANTIZED_LINEAR_MATRIX_MULTIPLY",
     "ConvInteger": "CONVOLUTION_INTEGER", "MatMulInteger": "MATRIX_MULTIPLY_INTEGER", "DynamicQuantizeLinear": "DYNAMIC_QUANTIZE_LINEAR", "EyeLike": "DIAGONAL_MATRIX1",
-    "Col2Im": "FOLD", "ReverseSequence": "REVERSE_SUBSEQUENCES", "Round": "ELEMENT_WISE_ROUND", "IsInf": "ELEMENT_WISE_IS_INFINITY", "BitShift": "ELEMENT_WISE_BIT_SHIFT_LEFT", "Einsum": "GEMM", "Trilu": "DIAGONAL_MATRIX1",
+    "Col2Im": "FOLD", "ReverseSequence": "REVERSE_SUBSEQUENCES", "Einsum": "GEMM", "Trilu": "DIAGONAL_MATRIX1",
     "SpaceToDepth": "SPACE_TO_DEPTH1", "Range": "FILL_VALUE_SEQUENCE", "ConstantOfShape": "FILL_VALUE_CONSTANT", "Attention": "MULTIHEAD_ATTENTION",
     "MultiHeadAttention": "MULTIHEAD_ATTENTION1", "GroupNormalization": "MEAN_VARIANCE_NORMALIZATION1", "Mish": "ACTIVATION_SOFTPLUS",
 }  # fmt: skip
