@@ -53,8 +53,9 @@ Gemm, MatMul                       all                      GEMM (batch dims bro
 MaxPool, GlobalMaxPool             all                      MAX_POOLING; MAX_POOLING2 for Indices or
                                                             dilations (storage_order 0)
 BatchNormalization                 all (inference)          BATCH_NORMALIZATION
-InstanceNormalization, LayerNorm-  all                      MEAN_VARIANCE_NORMALIZATION1
-alization, MeanVarianceNormalization
+InstanceNormalization, LayerNorm-  all                      MEAN_VARIANCE_NORMALIZATION1 (GroupNormalization
+alization, MeanVarianceNormaliza-                           over x read as {N, G, C/G, spatial})
+tion, GroupNormalization
 ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
 LogSum/LogSumExp/SumSquare         input)
 ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
@@ -1294,6 +1295,27 @@ def _map_layer_norm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     return [_out(y, shape)]
 
 
+def _map_group_norm(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    """GroupNormalization: x read as {N, G, C / G, spatial} (the same bytes), MEAN_VARIANCE_NORMALIZATION1 over its last two axes with the
+    scale and bias read as {1, G, C / G, 1} (opset 21: per channel) or {1, G, 1, 1} (opset 18: per group)."""
+    shape = c.shape(0)
+    groups = int(c.attr("num_groups"))
+    n, channels = shape[0], shape[1]
+    if groups < 1 or channels % groups:
+        raise c.fail(INVALID_ATTRIBUTE, "num_groups", f"is {groups}, which does not divide the {channels} channels", expected=f"a divisor of {channels}", actual=groups)
+    per_group = channels // groups
+    sizes = (n, groups, per_group, math.prod(shape[2:]))
+    per_channel = c.shape(1) == (channels,) and (c.node.version >= 21 or groups == channels)
+    parameter = (1, groups, per_group, 1) if per_channel else (1, groups, 1, 1)
+    if c.shape(1) not in ((channels,), (groups,)):
+        raise c.fail(SHAPE, None, f"scale has shape {c.shape(1)}, expected ({channels},) or ({groups},)", expected=(channels,), actual=c.shape(1))
+    from dmlpy.builder import _broadcast_view
+
+    scale, bias = (_broadcast_view(c.x(k, parameter), (1, groups, per_group, 1)) for k in (1, 2))
+    y = c.g.mean_variance_normalization(c.x(0, sizes), scale, bias, axes=(2, 3), epsilon=float(c.attr("epsilon", 1e-5)))
+    return [_out(y, shape)]
+
+
 _REDUCE = {"ReduceMean": "AVERAGE", "ReduceSum": "SUM", "ReduceMax": "MAX", "ReduceMin": "MIN", "ReduceProd": "MULTIPLY", "ReduceL1": "L1", "ReduceL2": "L2",
            "ReduceLogSum": "LOG_SUM", "ReduceLogSumExp": "LOG_SUM_EXP", "ReduceSumSquare": "SUM_SQUARE"}  # fmt: skip
 
@@ -1674,6 +1696,7 @@ MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     "InstanceNormalization": _map_instance_norm,
     "MeanVarianceNormalization": _map_mvn,
     "LayerNormalization": _map_layer_norm,
+    "GroupNormalization": _map_group_norm,
     **dict.fromkeys(_REDUCE, _map_reduce),
     "ArgMax": _map_arg,
     "ArgMin": _map_arg,
@@ -1710,7 +1733,7 @@ NEEDS: dict[str, str] = {
     "ConvInteger": "CONVOLUTION_INTEGER", "MatMulInteger": "MATRIX_MULTIPLY_INTEGER", "DynamicQuantizeLinear": "DYNAMIC_QUANTIZE_LINEAR", "EyeLike": "DIAGONAL_MATRIX1",
     "Col2Im": "FOLD", "ReverseSequence": "REVERSE_SUBSEQUENCES", "Einsum": "GEMM", "Trilu": "DIAGONAL_MATRIX1",
     "SpaceToDepth": "SPACE_TO_DEPTH1", "Range": "FILL_VALUE_SEQUENCE", "ConstantOfShape": "FILL_VALUE_CONSTANT", "Attention": "MULTIHEAD_ATTENTION",
-    "MultiHeadAttention": "MULTIHEAD_ATTENTION1", "GroupNormalization": "MEAN_VARIANCE_NORMALIZATION1", "Mish": "ACTIVATION_SOFTPLUS",
+    "MultiHeadAttention": "MULTIHEAD_ATTENTION1", "Mish": "ACTIVATION_SOFTPLUS",
 }  # fmt: skip
 
 

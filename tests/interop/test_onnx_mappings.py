@@ -164,6 +164,8 @@ CASES: list[tuple[Any, ...]] = [
     ("LayerNormalization over the last axis", "LayerNormalization", 17, [(X, A4), (C, f32(5)), (C, f32(5))], {}),
     ("LayerNormalization from axis 1 without bias", "LayerNormalization", 17, [(X, A4), (C, f32(3, 4, 5))], {"axis": 1, "epsilon": 1e-3}),
     ("MeanVarianceNormalization", "MeanVarianceNormalization", 13, [(X, A4)], {}),
+    ("GroupNormalization-21 with per-channel scale", "GroupNormalization", 21, [(X, f32(2, 6, 3, 4)), (C, f32(6)), (C, f32(6))], {"num_groups": 3}),
+    ("GroupNormalization-21 of {N, C, L}", "GroupNormalization", 21, [(X, f32(2, 4, 5)), (C, f32(4)), (C, f32(4))], {"num_groups": 2, "epsilon": 1e-3}),
     ("Softmax-11 flattens at axis 1", "Softmax", 11, [(X, A4)], {}),
     ("Softmax-13 over axis 1 only", "Softmax", 13, [(X, A4)], {"axis": 1}),
     ("LogSoftmax-13 over the last axis", "LogSoftmax", 13, [(X, A4)], {}),
