@@ -1918,8 +1918,10 @@ def _dml_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
 class _ModelImporter:
     """One import: reads the graph, infers shapes, folds constants, maps every node, wires the live ones into a GraphBuilder."""
 
-    def __init__(self, model: Any, *, device: Device, weights: str, input_shapes: Mapping[str, Sequence[int]] | None, fuse_activations: bool, ceil_mode_divisor: str, collect: bool) -> None:
+    def __init__(self, model: Any, *, device: Device, weights: str, input_shapes: Mapping[str, Sequence[int]] | None, fuse_activations: bool, ceil_mode_divisor: str, collect: bool,
+                 constant_inputs: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         self.onnx = _require_onnx()
+        self.constant_inputs = {k: np.asarray(v) for k, v in (constant_inputs or {}).items()}
         self.model = model
         self.device = device
         self.options = _Options(device.feature_level, ceil_mode_divisor, device.strict)
@@ -2055,6 +2057,8 @@ class _ModelImporter:
         onnx = self.onnx
         model = onnx.ModelProto()
         model.CopyFrom(self.model)
+        for name, array in self.constant_inputs.items():  # known values: shape inference propagates them
+            model.graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(self.values[name].array) if name in self.values else array, name))
         for vi in model.graph.input:
             value = self.values.get(vi.name)
             if value is None or value.kind != "input":
@@ -2277,6 +2281,11 @@ class _ModelImporter:
         for value_info in graph.input:
             if value_info.name in self.values:
                 continue  # an initializer listed as an input (IR < 4): a weight
+            if value_info.name in self.constant_inputs:  # fixed at import: a constant, as onnxruntime's DirectML provider reads such inputs on the CPU
+                array = self.constant_inputs[value_info.name]
+                dtype = _np_dtype(self.onnx, value_info.type.tensor_type.elem_type, None, f"graph input '{value_info.name}'")
+                self.values[value_info.name] = _Value(tuple(array.shape), dtype, "constant", array=array.astype(dtype, copy=False))
+                continue
             names.append(value_info.name)
             if value_info.type.WhichOneof("value") != "tensor_type":
                 raise _fail(UNSUPPORTED_TYPE, None, None, f"graph input '{value_info.name}' is not a tensor", expected="tensor", actual=value_info.type.WhichOneof("value"), hresult=HRESULT.E_NOTIMPL)
@@ -2293,7 +2302,8 @@ class _ModelImporter:
                 raise _fail(SHAPE, None, None, f"graph input '{value_info.name}' has shape {_shape_text(declared)}, which is not static: pass input_shapes={{'{value_info.name}': (...)}} (the CLI: --input-shape {value_info.name}=...; dmlpy.interop.onnx.run takes them from the arrays)",
                             expected="static sizes", actual=_shape_text(declared))  # fmt: skip
             self.values[value_info.name] = _Value(shape, dtype, "input")
-        unknown = sorted(set(self.input_shapes) - set(names))
+        unknown = sorted(set(self.input_shapes) - set(names) - set(self.constant_inputs))
+        unknown += sorted(set(self.constant_inputs) - {vi.name for vi in graph.input})
         if unknown:
             raise _fail(SHAPE, None, None, f"input_shapes names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not a graph input (inputs: {', '.join(names) or 'none'})", expected=names, actual=unknown)
         return names
@@ -2470,6 +2480,7 @@ def import_model(
     fuse_activations: bool = True,
     ceil_mode_divisor: str = "padded",
     strict: bool = False,
+    constant_inputs: Mapping[str, Any] | None = None,
 ) -> ImportedModel:
     """An ONNX model (ModelProto, path or bytes) as a compiled DML graph, built with ``GraphBuilder``.
 
@@ -2480,13 +2491,15 @@ def import_model(
     and Sigmoid fuse into the convolution before them when it feeds nothing else
     (``fuse_activations``). ``ceil_mode_divisor="full_window"`` divides ceil-mode overhang
     windows by the whole kernel (see ``ONNX.CEIL_MODE_DIVISOR``). ``strict`` makes
-    DirectML's warnings errors. Raises ``OnnxImportError`` at the first problem; ``validate``
-    collects them all.
+    DirectML's warnings errors. ``constant_inputs`` fixes graph inputs' values at import (they
+    are folded like initializers: a Reshape shape or Slice starts fed as an input; ``run`` does
+    this for every input that only such parameter slots read). Raises ``OnnxImportError`` at
+    the first problem; ``validate`` collects them all.
     """
     _check_options(weights, ceil_mode_divisor)
     proto = load(model)
     importer = _ModelImporter(proto, device=_resolve(feature_level, device, backend, strict), weights=weights, input_shapes=input_shapes,
-                              fuse_activations=fuse_activations, ceil_mode_divisor=ceil_mode_divisor, collect=False)  # fmt: skip
+                              fuse_activations=fuse_activations, ceil_mode_divisor=ceil_mode_divisor, collect=False, constant_inputs=constant_inputs)  # fmt: skip
     imported = importer.run()
     assert imported is not None
     return imported
@@ -2505,10 +2518,35 @@ def run(model: Any, inputs: Mapping[str, Any], **options: Any) -> dict[str, np.n
     proto = load(model)
     graph_inputs = {vi.name for vi in proto.graph.input} - {t.name for t in proto.graph.initializer}
     shapes = dict(options.pop("input_shapes", None) or {})
+    constants = dict(options.pop("constant_inputs", None) or {})
+    parameters = _parameter_inputs(proto)
     for name, value in inputs.items():
-        if name in graph_inputs:
+        if name in parameters and name in graph_inputs:
+            constants.setdefault(name, np.asarray(value))
+        elif name in graph_inputs:
             shapes.setdefault(name, np.shape(value))
-    return import_model(proto, input_shapes=shapes, **options).run(inputs)
+    imported = import_model(proto, input_shapes=shapes, constant_inputs=constants, **options)
+    return imported.run({k: v for k, v in inputs.items() if k not in constants})
+
+
+# Node inputs DirectML takes as desc fields (onnxruntime's DirectML provider reads them on the CPU): (op type, input index)
+PARAMETER_SLOTS = frozenset({
+    ("Reshape", 1), ("Expand", 1), ("Tile", 1), ("Split", 1), ("Squeeze", 1), ("Unsqueeze", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("Slice", 4),
+    ("Pad", 1), ("Pad", 2), ("Pad", 3), ("Resize", 1), ("Resize", 2), ("Resize", 3), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("TopK", 1),
+    ("ReduceSum", 1), ("ReduceMean", 1), ("ReduceMax", 1), ("ReduceMin", 1), ("ReduceProd", 1), ("ReduceL1", 1), ("ReduceL2", 1), ("ReduceLogSum", 1),
+    ("ReduceLogSumExp", 1), ("ReduceSumSquare", 1), ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("OneHot", 1),
+})  # fmt: skip
+
+
+def _parameter_inputs(proto: Any) -> set[str]:
+    """Graph inputs that only parameter slots (PARAMETER_SLOTS) read."""
+    readers: dict[str, list[bool]] = {}
+    for node in proto.graph.node:
+        for k, name in enumerate(node.input):
+            if name:
+                readers.setdefault(name, []).append((node.op_type, k) in PARAMETER_SLOTS)
+    outputs = {o.name for o in proto.graph.output}
+    return {name for name, slots in readers.items() if all(slots) and name not in outputs}
 
 
 def validate(model: Any, **options: Any) -> Report:
@@ -2524,6 +2562,7 @@ def validate(model: Any, **options: Any) -> Report:
     device = _resolve(options.pop("feature_level", None), options.pop("device", None), options.pop("backend", "auto"), options.pop("strict", False))
     input_shapes = options.pop("input_shapes", None)
     fuse_activations = options.pop("fuse_activations", True)
+    constant_inputs = options.pop("constant_inputs", None)
     if options:
         msg = f"unknown options: {', '.join(sorted(options))}"
         raise TypeError(msg)
@@ -2533,7 +2572,8 @@ def validate(model: Any, **options: Any) -> Report:
         raise
     except Exception as error:  # noqa: BLE001 - protobuf's DecodeError and friends: the bytes are not a model
         return Report([Finding(UNSUPPORTED_GRAPH.id, Severity.ERROR, "model", "an ONNX ModelProto", type(error).__name__, f"cannot be parsed as an ONNX model: {error}")])
-    importer = _ModelImporter(proto, device=device, weights=weights, input_shapes=input_shapes, fuse_activations=fuse_activations, ceil_mode_divisor=ceil_mode_divisor, collect=True)
+    importer = _ModelImporter(proto, device=device, weights=weights, input_shapes=input_shapes, fuse_activations=fuse_activations, ceil_mode_divisor=ceil_mode_divisor, collect=True,
+                              constant_inputs=constant_inputs)  # fmt: skip
     findings: list[Finding] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DmlWarning)
@@ -2564,6 +2604,8 @@ def _dedup(findings: list[Finding]) -> list[Finding]:
 
 __all__ = [
     "CEIL_MODE_DIVISORS",
+    "MAPPINGS",
+    "PARAMETER_SLOTS",
     "SUPPORTED_VERSIONS",
     "WEIGHTS_MODES",
     "ImportedModel",

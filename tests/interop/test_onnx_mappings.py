@@ -485,3 +485,17 @@ def test_nearest_modes_that_round_up_need_resample2() -> None:
     with pytest.raises(dx.OnnxImportError) as error:
         dx.import_model(model, feature_level=dmlpy.DML_FEATURE_LEVEL.LEVEL_5_0)
     assert error.value.rule == "ONNX.FEATURE_LEVEL" and error.value.attribute == "nearest_mode"
+
+
+def test_run_fixes_inputs_that_only_parameter_slots_read_as_constants(device: dmlpy.Device) -> None:
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Slice", ["r", "starts", "ends"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 6)), helper.make_tensor_value_info("shape", TensorProto.INT64, (2,)),
+                                           helper.make_tensor_value_info("starts", TensorProto.INT64, (1,)), helper.make_tensor_value_info("ends", TensorProto.INT64, (1,))],
+                              [helper.make_empty_tensor_value_info("y")])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    feeds = {"x": f32(2, 6), "shape": i64(3, 4), "starts": i64(1), "ends": i64(3)}
+    np.testing.assert_array_equal(dx.run(model, feeds, device=device)["y"], ort_run(model, feeds)[0])
+    assert dx.validate(model, input_shapes={"x": (2, 6)}, constant_inputs={"shape": i64(3, 4), "starts": i64(1), "ends": i64(3)}).ok
+    with pytest.raises(dx.OnnxImportError) as error:  # without the values, the shape is a run-time parameter
+        dx.import_model(model, input_shapes={"shape": (2,), "starts": (1,), "ends": (1,)})
+    assert error.value.rule == "ONNX.UNSUPPORTED_ATTRIBUTE"
