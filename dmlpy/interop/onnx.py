@@ -1507,6 +1507,7 @@ def _map_resize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
         scales = [float(v) for v in (c.attr("scales") if c.node.version < 9 else c.known(1, "scales"))]
         mode, ctm, nearest = c.attr("mode", "nearest"), "asymmetric", "floor"
         sizes = [math.floor(s * f) for s, f in zip(shape, scales, strict=True)]
+        from_sizes = False
     else:
         mode = c.attr("mode", "nearest")
         ctm = c.attr("coordinate_transformation_mode", "half_pixel" if c.node.version >= 11 else "asymmetric")
@@ -1526,7 +1527,9 @@ def _map_resize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
             if policy != "stretch":
                 raise c.fail(UNSUPPORTED_ATTRIBUTE, "keep_aspect_ratio_policy", f"is {policy!r}: not mapped", expected="stretch", actual=policy, hresult=HRESULT.E_NOTIMPL)
             scales = [o / i for o, i in zip(sizes, shape, strict=True)]
+            from_sizes = True
         elif scales_array is not None:
+            from_sizes = False
             scales = [float(v) for v in scales_array]
             axes = [c.axis(int(a), rank, "axes") for a in c.attr("axes", range(rank))]
             full = [1.0] * rank
@@ -1545,9 +1548,15 @@ def _map_resize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
         if mode == "linear" and rank > 4 and any(s != 1.0 for s in scales[:-2]):
             raise c.fail(UNSUPPORTED_ATTRIBUTE, "mode", "is 'linear' over more than the last two axes: not mapped", expected="2-D linear", actual=scales, hresult=HRESULT.E_NOTIMPL)
     try:
-        dml_scales, input_offsets, output_offsets, direction = onnx_resize_parameters(shape, sizes, scales, ctm, "nearest" if mode == "nearest" else "linear", nearest)
+        # align_corners with scales: ONNX's length_resized is in * scale, not its floor (the Resize page's formula and its tests)
+        lengths = [n * f for n, f in zip(shape, scales, strict=True)] if ctm == "align_corners" and not from_sizes else sizes
+        dml_scales, input_offsets, output_offsets, direction = onnx_resize_parameters(shape, lengths, scales, ctm, "nearest" if mode == "nearest" else "linear", nearest)
     except ValueError as error:
         raise c.fail(UNSUPPORTED_ATTRIBUTE, "coordinate_transformation_mode", str(error), hresult=HRESULT.E_NOTIMPL) from None
+    if ctm == "pytorch_half_pixel":  # x = 0 where the OUTPUT length is 1 (ONNX: length_resized > 1 ? ... : 0)
+        for i, out in enumerate(sizes):
+            if out == 1:
+                dml_scales[i], input_offsets[i], output_offsets[i] = float(np.finfo(np.float32).max), input_offsets[i] - 0.5, 0.0
     interpolation = DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR if mode == "nearest" else DML_INTERPOLATION_MODE.LINEAR
     if c.g.feature_level < FL.LEVEL_5_1:  # RESAMPLE1 rounds floor(x + 0.5): floor(x) is InputPixelOffsets + 0.5; ceil has no RESAMPLE1 form
         if mode == "nearest" and direction == DML_AXIS_DIRECTION.INCREASING:
@@ -1651,8 +1660,13 @@ def _layout_shape(c: _Ctx) -> tuple[int, ...]:
 
 
 def _map_layout(c: _Ctx) -> list[Any]:
-    if c.node.op_type == "Dropout" and len(c.proto.output) > 1 and c.proto.output[1] and c.importer.used(c.proto.output[1]):
-        raise c.fail(UNSUPPORTED_ATTRIBUTE, None, "its mask output is used: only inference Dropout (Y = X) is mapped", expected="mask unused", actual="mask used", hresult=HRESULT.E_NOTIMPL)
+    if c.node.op_type == "Dropout":
+        if len(c.proto.output) > 1 and c.proto.output[1] and c.importer.used(c.proto.output[1]):
+            raise c.fail(UNSUPPORTED_ATTRIBUTE, None, "its mask output is used: only inference Dropout (Y = X) is mapped", expected="mask unused", actual="mask used", hresult=HRESULT.E_NOTIMPL)
+        training = c.const(2) if c.has(2) else None
+        if (c.has(2) and training is None) or (training is not None and bool(training.reshape(-1)[0])) or int(c.attr("is_test", 1)) == 0:
+            raise c.fail(UNSUPPORTED_ATTRIBUTE, "training_mode", "may be true: training Dropout drops random elements; only inference Dropout (Y = X) is mapped", expected="false", actual="true or run-time",
+                         hresult=HRESULT.E_NOTIMPL)  # fmt: skip
     return [("view", c.proto.input[0], _layout_shape(c))]
 
 
@@ -2175,7 +2189,15 @@ class _ModelImporter:
                 shapes.append(())
                 continue
             if isinstance(result[0], str):
-                value = self._layout(info, result)
+                if 0 in result[2]:
+                    raise _fail(SHAPE, info, None, f"output {j} '{name}' has shape {tuple(result[2])}: an empty tensor, which DirectML cannot describe (every size is at least 1)",
+                                expected="sizes >= 1", actual=tuple(result[2]), hresult=HRESULT.E_NOTIMPL)  # fmt: skip
+                try:
+                    value = self._layout(info, result)
+                except DmlError as error:
+                    raise OnnxImportError(error.hresult, error.findings, f"{info.where}: DirectML rejects the copy its view needs: {error}", node=info) from None
+                except (ValueError, TypeError) as error:
+                    raise _fail(SHAPE, info, None, f"cannot be mapped: {error}", expected="a mappable node", actual=str(error)) from None
             else:
                 tensor, shape = result
                 dtype = self.inferred.get(name, (None, None))[1] or numpy_dtype(tensor.data_type)
@@ -2534,7 +2556,7 @@ PARAMETER_SLOTS = frozenset({
     ("Reshape", 1), ("Expand", 1), ("Tile", 1), ("Split", 1), ("Squeeze", 1), ("Unsqueeze", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("Slice", 4),
     ("Pad", 1), ("Pad", 2), ("Pad", 3), ("Resize", 1), ("Resize", 2), ("Resize", 3), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("TopK", 1),
     ("ReduceSum", 1), ("ReduceMean", 1), ("ReduceMax", 1), ("ReduceMin", 1), ("ReduceProd", 1), ("ReduceL1", 1), ("ReduceL2", 1), ("ReduceLogSum", 1),
-    ("ReduceLogSumExp", 1), ("ReduceSumSquare", 1), ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("OneHot", 1),
+    ("ReduceLogSumExp", 1), ("ReduceSumSquare", 1), ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("OneHot", 1), ("Dropout", 1), ("Dropout", 2),
 })  # fmt: skip
 
 
