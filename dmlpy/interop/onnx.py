@@ -817,11 +817,23 @@ def _validated(node: _NodeInfo, lowered: _Lowered, options: _Options) -> list[Fi
     """DirectML's findings for the mapped desc: raise on errors (with the node named), return the warnings."""
     report = validate_desc(lowered.desc, feature_level=options.feature_level)
     errors = [f for f in report.findings if f.severity is Severity.ERROR or options.strict]
+    if errors and all(f.rule == "TENSOR.DATA_TYPE_SUPPORT" for f in errors):
+        raise _rejected(node, DmlError(HRESULT.E_INVALIDARG, errors, "data types"), "")
     if errors:
         name = type(lowered.desc).__name__
         summary = f"{node.where}: DirectML rejects the mapped {name} ({'; '.join(f.rule for f in errors)})"
         raise OnnxImportError(HRESULT.E_INVALIDARG, errors, summary, node=node)
     return report.warnings
+
+
+def _rejected(node: _NodeInfo, error: DmlError, what: str) -> OnnxImportError:
+    """DirectML's findings for a mapped desc: a data type its support table lacks (TENSOR.DATA_TYPE_SUPPORT alone) is ONNX.UNSUPPORTED_TYPE
+    (E_NOTIMPL: the ONNX model is valid, DirectML has no such operator for that type: onnxruntime's provider leaves such a node to the CPU); else the findings as they are."""
+    if error.findings and all(f.rule == "TENSOR.DATA_TYPE_SUPPORT" for f in error.findings):
+        first = error.findings[0]
+        finding = _finding(UNSUPPORTED_TYPE, node, None, f"maps to {first.path.split('.')[0]}, whose {first.path.split('.', 1)[-1]} {first.message}: DirectML has no such operator for this type", first.expected, first.actual)
+        return OnnxImportError(HRESULT.E_NOTIMPL, [finding], f"{node.where}: {finding.message}", node=node)
+    return OnnxImportError(error.hresult, error.findings, f"{node.where}: {what} ({'; '.join(f.rule for f in error.findings)}): {error}", node=node)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1064,9 +1076,7 @@ def _map_binary(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
 def _map_mod(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = _out_shape(c.shape(0), c.shape(1))
     rank = max(len(shape), c.min_rank)
-    fmod = int(c.attr("fmod", 0))
-    if not fmod and c.dtype(0).kind == "f":
-        raise c.fail(INVALID_ATTRIBUTE, "fmod", "is 0 with floating-point inputs; ONNX Mod requires fmod=1 for them", expected=1, actual=0)
+    fmod = int(c.attr("fmod", 0))  # 0 on floats: the divisor's sign, as for integers (Mod-28 allows it; MODULUS_FLOOR takes floats)
     return [_out(c.g.element_wise("MODULUS_TRUNCATE" if fmod else "MODULUS_FLOOR", c.padded(0, rank), c.padded(1, rank)), shape)]
 
 
@@ -1600,7 +1610,8 @@ def _map_quantize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     rank = max(len(shape), 1)
     if int(c.attr("block_size", 0)):
         raise c.fail(UNSUPPORTED_ATTRIBUTE, "block_size", "is not 0: blocked quantization is not mapped", expected=0, actual=c.attr("block_size"), hresult=HRESULT.E_NOTIMPL)
-    axis = c.axis(int(c.attr("axis", 1)), len(shape)) if len(shape) else 0
+    per_axis = len(c.shape(1)) == 1 and c.shape(1)[0] != 1
+    axis = c.axis(int(c.attr("axis", 1)), len(shape)) if per_axis else 0  # ignored for a per-tensor scale
 
     def parameter(k: int) -> Tensor:
         p = c.shape(k)
@@ -2169,7 +2180,7 @@ class _ModelImporter:
         except OnnxImportError:
             raise
         except DmlError as error:
-            raise OnnxImportError(error.hresult, error.findings, f"{info.where}: DirectML rejects the mapping ({'; '.join(f.rule for f in error.findings)}): {error}", node=info) from None
+            raise _rejected(info, error, "DirectML rejects the mapping") from None
         except (ValueError, TypeError, IndexError, KeyError) as error:
             raise _fail(SHAPE, info, None, f"cannot be mapped: {error}", expected="a mappable node", actual=str(error)) from None
         made = [n for n in self.builder._nodes[first:] if n.desc is not None]

@@ -328,16 +328,20 @@ UNMAPPED = [
     ("TopK needs TOP_K1, described but not emulated", "TopK", 11, [(X, A4), (C, i64(2))], {}, 2, "ONNX.NOT_EMULATED"),
     ("CumSum needs CUMULATIVE_SUMMATION, not emulated", "CumSum", 14, [(X, A4), (C, np.array(1, np.int64))], {}, 1, "ONNX.NOT_EMULATED"),
     ("Unique has no DirectML operator", "Unique", 11, [(X, A4)], {}, 1, "ONNX.UNSUPPORTED_OP"),
+    ("Max of float64: DirectML's MAX has no FLOAT64", "Max", 13, [(X, A4.astype(np.float64)), (X, A4.astype(np.float64))], {}, 1, "ONNX.UNSUPPORTED_TYPE"),
+    ("Relu of int8 is lowered node by node, and DirectML's RELU has no INT8 below FL 5.1", "Relu", 14, [(X, np.arange(-3, 3, dtype=np.int8))], {}, 1, "ONNX.UNSUPPORTED_TYPE"),
+    ("Dropout with training_mode true", "Dropout", 13, [(X, A4), (C, np.array(0.5, np.float32)), (C, np.array(True))], {}, 1, "ONNX.UNSUPPORTED_ATTRIBUTE"),
 ]
 
 
 @pytest.mark.parametrize(("op", "opset", "inputs", "attributes", "outputs", "rule_id"), [pytest.param(*c[1:], id=c[0]) for c in UNMAPPED])
 def test_what_is_not_mapped_is_refused_as_not_implemented_by_rule(op: str, opset: int, inputs: list[Any], attributes: dict[str, Any], outputs: int, rule_id: str) -> None:
     model, _ = model_of(op, inputs, attributes, opset, outputs)
+    level = dmlpy.DML_FEATURE_LEVEL.LEVEL_5_0 if op == "Relu" else dmlpy.DML_FEATURE_LEVEL.LEVEL_6_4
     with pytest.raises(dx.OnnxImportError) as error:
-        dx.import_model(model)
+        dx.import_model(model, feature_level=level)
     assert error.value.rule == rule_id and error.value.hresult == dmlpy.HRESULT.E_NOTIMPL
-    assert_rule(dx.validate(model), rule_id)
+    assert_rule(dx.validate(model, feature_level=level), rule_id)
 
 
 SPACE_DEPTH_PATTERNS = [  # (id, input shape, first reshape, perm, second reshape, the DML operator, its order)
