@@ -1145,8 +1145,16 @@ _ACTIVATIONS: dict[str, Callable[[_Ctx, Tensor], Tensor]] = {
     "Softsign": lambda c, x: c.g.softsign(x),
     "ThresholdedRelu": lambda c, x: c.g.thresholded_relu(x, float(c.attr("alpha", 1.0))),
     "Shrink": lambda c, x: c.g.shrink(x, float(c.attr("bias", 0.0)), float(c.attr("lambd", 0.5))),
+    "Swish": lambda c, x: c.g.swish(x, float(c.attr("alpha", 1.0))) if c.g.feature_level >= FL.LEVEL_6_2 else _swish_below_6_2(c.g, x, float(c.attr("alpha", 1.0))),
     "Gelu": lambda c, x: c.g.gelu(x) if c.g.feature_level >= FL.LEVEL_5_1 else _gelu_from_erf(c.g, x),
 }
+
+
+def _swish_below_6_2(g: GraphBuilder, x: Tensor, alpha: float) -> Tensor:
+    """``x * sigmoid(alpha * x)`` below DML_FEATURE_LEVEL_6_2 (ACTIVATION_SWISH): IDENTITY scales, SIGMOID, MULTIPLY."""
+    from dmlpy.operators.descs.helpers import DML_SCALE_BIAS
+
+    return g.multiply(x, g.sigmoid(g.element_wise("IDENTITY", x, ScaleBias=DML_SCALE_BIAS(alpha, 0.0))))
 
 
 def _gelu_from_erf(g: GraphBuilder, x: Tensor) -> Tensor:
@@ -1467,7 +1475,7 @@ def _map_pad(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
 
 
 def _map_cast(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
-    target = _np_dtype(c.importer.onnx, int(c.attr("to")), c.node, "attribute 'to'")
+    target = c.dtype(1) if c.node.op_type == "CastLike" else _np_dtype(c.importer.onnx, int(c.attr("to")), c.node, "attribute 'to'")
     source = c.dtype(0)
     shape = c.shape(0)
     if target == source:
@@ -1730,6 +1738,7 @@ MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     "Slice": _map_slice,
     "Pad": _map_pad,
     "Cast": _map_cast,
+    "CastLike": _map_cast,
     "Gather": _map_gather,
     "GatherElements": _map_gather_elements,
     "GatherND": _map_gather_nd,
