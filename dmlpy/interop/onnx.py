@@ -43,6 +43,7 @@ Asin Acos Atan Sinh Cosh Asinh
 Acosh Atanh Sign IsNaN BitwiseNot
 BitwiseAnd BitwiseOr BitwiseXor
 Clip                               6 (attrs), 11+ (inputs)  ELEMENT_WISE_CLIP1 (CLIP below FL 5.0)
+Swish                              all                      ACTIVATION_SWISH (FL 6.2; x * SIGMOID below)
 HardSigmoid HardSwish Elu Selu     all                      ACTIVATION_HARD_SIGMOID/HARD_SWISH/ELU/
 Celu Softplus Softsign PRelu                                SCALED_ELU/CELU/SOFTPLUS/SOFTSIGN/
 ThresholdedRelu Shrink Gelu                                 PARAMETERIZED_RELU/THRESHOLDED_RELU/SHRINK/
@@ -59,8 +60,9 @@ tion, GroupNormalization
 ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
 LogSum/LogSumExp/SumSquare         input)
 ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
-Concat, Split, Slice, Pad, Cast    all                      JOIN, SPLIT (SLICE1 per used output when
-                                                            some are unused), SLICE1, PADDING1, CAST
+QuantizeLinear, DequantizeLinear   all (per tensor, axis)   ELEMENT_WISE_QUANTIZE_LINEAR/DEQUANTIZE_LINEAR
+Concat, Split, Slice, Pad, Cast,   all                      JOIN, SPLIT (SLICE1 per used output when
+CastLike                                                    some are unused), SLICE1, PADDING1, CAST
 Gather, GatherElements, GatherND   all                      GATHER, GATHER_ELEMENTS, GATHER_ND(1)
 Resize, Upsample                   all (nearest, linear)    RESAMPLE3 (RESAMPLE2 from 5.1, RESAMPLE1)
 Tile                               all                      ELEMENT_WISE_IDENTITY over a zero-stride view
