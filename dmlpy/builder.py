@@ -26,6 +26,7 @@ initializer (OWNED_BY_DML inputs, constants) and returns a callable program.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -964,6 +965,205 @@ class GraphBuilder:
         """ONNX MatMul of matrices of 2 to 4 dims: ``gemm(a, b)`` with its batch broadcast (no C, alpha 1)."""
         return self.gemm(a, b, activation=activation)
 
+    # --- element-wise, broadcasting and layout (ONNX importer) ----------------------------
+
+    def element_wise(self, op_name: str, *inputs: Tensor, output_dtype: Any = None, **fields: Any) -> Tensor:
+        """Any ELEMENT_WISE_* operator by name (``"ADD"``, ``"ELEMENT_WISE_LOGICAL_EQUALS"``, ``"IF"``, ...).
+
+        ``inputs`` fill the desc's input tensor fields in order (IF: condition, A, B). They
+        broadcast as ONNX does (multidirectionally, lower ranks aligned on the right): every input
+        is read with the output's sizes through stride 0 along the dimensions it broadcasts over,
+        the same bytes. The output has the inputs' data type (A's for IF), UINT8 for comparisons,
+        logic and IS_NAN / IS_INFINITY, or ``output_dtype``. ``fields`` are the desc's other
+        fields (``ScaleBias``, ``FusedActivation``, ``Min``, ...).
+        """
+        from dmlpy.enums import DML_OPERATOR_TYPE
+        from dmlpy.operators import REGISTRY
+
+        name = op_name.upper()
+        name = name if name.startswith("ELEMENT_WISE_") else f"ELEMENT_WISE_{name}"
+        try:
+            op_type = DML_OPERATOR_TYPE[name]
+        except KeyError:
+            msg = f"GraphBuilder.element_wise at {_call_site()}: argument 'op_name' is {op_name!r}, which names no DML_OPERATOR_{name}"
+            raise ValueError(msg) from None
+        spec = REGISTRY[op_type]
+        slots = [f.name for f in dataclasses.fields(spec.desc_class) if f.name.endswith("Tensor") and not f.name.startswith("Output")]
+        required = [s for s in slots if s not in ("ScaleTensor", "ZeroPointTensor")]
+        if not required[: len(inputs)] or len(inputs) < len(required) or len(inputs) > len(slots):
+            msg = f"GraphBuilder.element_wise at {_call_site()}: {name} takes {len(required)} input tensors ({', '.join(slots)}), got {len(inputs)}"
+            raise TypeError(msg)
+        tensors = [self._tensor_argument("element_wise", f"inputs[{i}]", t) for i, t in enumerate(inputs)]
+        sizes = broadcast_sizes(*(t.sizes for t in tensors))
+        if sizes is None:
+            msg = f"GraphBuilder.element_wise at {_call_site()}: the inputs' sizes {[t.sizes for t in tensors]} do not broadcast (ONNX's multidirectional broadcasting)"
+            raise ValueError(msg)
+        viewed = {slot: _broadcast_view(t, sizes) for slot, t in zip(slots, tensors, strict=False)}
+        if output_dtype is None:
+            boolean = name.startswith("ELEMENT_WISE_LOGICAL_") or name in ("ELEMENT_WISE_IS_NAN", "ELEMENT_WISE_IS_INFINITY")
+            output_dtype = "uint8" if boolean else (tensors[1] if name == "ELEMENT_WISE_IF" else tensors[0]).data_type
+        desc = spec.desc_class(OutputTensor=self._output(tensors[0], sizes, output_dtype), **fields)
+        arguments = {slot: f"inputs[{i}]" for i, slot in enumerate(slots)} | {"OutputTensor": "output_dtype"} | {f: f for f in fields}
+        return self.add_operator(desc, viewed, call=name.lower(), arguments=arguments)[0]
+
+    def add(self, a: Tensor, b: Tensor, activation: Any = None) -> Tensor:
+        """``a + b`` (ELEMENT_WISE_ADD1, with an optional fused activation such as ``FusedActivation.relu()``), broadcast."""
+        return self.element_wise("ADD1", a, b, FusedActivation=activation) if activation is not None else self.element_wise("ADD", a, b)
+
+    def subtract(self, a: Tensor, b: Tensor) -> Tensor:
+        """``a - b``, broadcast."""
+        return self.element_wise("SUBTRACT", a, b)
+
+    def multiply(self, a: Tensor, b: Tensor) -> Tensor:
+        """``a * b``, broadcast."""
+        return self.element_wise("MULTIPLY", a, b)
+
+    def divide(self, a: Tensor, b: Tensor) -> Tensor:
+        """``a / b`` (integers: truncated toward zero), broadcast."""
+        return self.element_wise("DIVIDE", a, b)
+
+    def max(self, a: Tensor, b: Tensor) -> Tensor:
+        """The larger of ``a`` and ``b``, broadcast."""
+        return self.element_wise("MAX", a, b)
+
+    def min(self, a: Tensor, b: Tensor) -> Tensor:
+        """The smaller of ``a`` and ``b``, broadcast."""
+        return self.element_wise("MIN", a, b)
+
+    def pow(self, x: Tensor, exponent: Tensor) -> Tensor:
+        """``x ** exponent`` (ELEMENT_WISE_POW), broadcast."""
+        return self.element_wise("POW", x, exponent)
+
+    def sqrt(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_SQRT."""
+        return self.element_wise("SQRT", x)
+
+    def reciprocal(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_RECIP: ``1 / x``."""
+        return self.element_wise("RECIP", x)
+
+    def exp(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_EXP."""
+        return self.element_wise("EXP", x)
+
+    def log(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOG (natural)."""
+        return self.element_wise("LOG", x)
+
+    def abs(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_ABS."""
+        return self.element_wise("ABS", x)
+
+    def neg(self, x: Tensor) -> Tensor:
+        """``-x``: ELEMENT_WISE_NEGATE (feature level 2.0), or IDENTITY with ScaleBias {-1, 0} for floats below it."""
+        if self.feature_level < DML_FEATURE_LEVEL.LEVEL_2_0:
+            from dmlpy.operators.descs.helpers import DML_SCALE_BIAS
+
+            return self.element_wise("IDENTITY", x, ScaleBias=DML_SCALE_BIAS(-1.0, 0.0))
+        return self.element_wise("NEGATE", x)
+
+    def erf(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_ERF."""
+        return self.element_wise("ERF", x)
+
+    def tanh_element_wise(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_TANH (``tanh`` above is ACTIVATION_TANH; both compute the same)."""
+        return self.element_wise("TANH", x)
+
+    def clip(self, x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
+        """Clamp to ``[min, max]`` (None: the type's lowest or highest value). ELEMENT_WISE_CLIP1 from feature
+        level 5.0 (the bounds in x's own type), ELEMENT_WISE_CLIP (FLOAT bounds) below it."""
+        from dmlpy.operators.element_wise import store
+        from dmlpy.structs import DML_SCALAR_UNION
+        from dmlpy.tensor import numpy_dtype
+
+        x = self._tensor_argument("clip", "x", x)
+        dtype = numpy_dtype(x.data_type)
+        info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+        low = -np.inf if dtype.kind == "f" and min is None else (info.min if min is None else min)
+        high = np.inf if dtype.kind == "f" and max is None else (info.max if max is None else max)
+        if self.feature_level >= DML_FEATURE_LEVEL.LEVEL_5_0:
+            def union(v: Any) -> Any:
+                stored = store(np.float64(v), dtype) if dtype.kind == "f" else np.array(v).astype(dtype)
+                return DML_SCALAR_UNION(Bytes=np.asarray(stored, dtype).tobytes().ljust(8, b"\0"))
+            return self.element_wise("CLIP1", x, MinMaxDataType=x.data_type, Min=union(low), Max=union(high))
+        return self.element_wise("CLIP", x, Min=float(low), Max=float(high))
+
+    def where(self, condition: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        """ELEMENT_WISE_IF (ONNX Where): ``a`` where ``condition`` (UINT8) is nonzero, else ``b``; all three broadcast."""
+        return self.element_wise("IF", condition, a, b)
+
+    def equal(self, a: Tensor, b: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOGICAL_EQUALS: 1 where ``a == b``, else 0 (UINT8)."""
+        return self.element_wise("LOGICAL_EQUALS", a, b)
+
+    def less(self, a: Tensor, b: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOGICAL_LESS_THAN (UINT8)."""
+        return self.element_wise("LOGICAL_LESS_THAN", a, b)
+
+    def greater(self, a: Tensor, b: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOGICAL_GREATER_THAN (UINT8)."""
+        return self.element_wise("LOGICAL_GREATER_THAN", a, b)
+
+    def logical_not(self, x: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOGICAL_NOT (UINT8)."""
+        return self.element_wise("LOGICAL_NOT", x)
+
+    def logical_and(self, a: Tensor, b: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOGICAL_AND (UINT8)."""
+        return self.element_wise("LOGICAL_AND", a, b)
+
+    def logical_or(self, a: Tensor, b: Tensor) -> Tensor:
+        """ELEMENT_WISE_LOGICAL_OR (UINT8)."""
+        return self.element_wise("LOGICAL_OR", a, b)
+
+    def reinterpret(self, x: Tensor, sizes: Sequence[int]) -> Tensor:
+        """``x``'s bytes read with new ``sizes`` (a reshape: no node, no copy), as a DML graph edge allows
+        (GRAPH.EDGE_SIZE_MISMATCH: only TotalTensorSizeInBytes must agree). ``x`` must be packed (a
+        strided view, such as ``transpose``'s, is copied first by an IDENTITY node) and have as many
+        elements as ``sizes``."""
+        x = self._tensor_argument("reinterpret", "x", x)
+        sizes = ints_argument("GraphBuilder.reinterpret", "sizes", sizes, minimum=1)
+        if math.prod(sizes) != math.prod(x.sizes):
+            msg = f"GraphBuilder.reinterpret at {_call_site()}: argument 'sizes' {tuple(sizes)} has {math.prod(sizes)} elements, x {x.sizes} has {math.prod(x.sizes)}"
+            raise ValueError(msg)
+        if tuple(sizes) == x.sizes:
+            return x
+        if not _packed(x):
+            x = self.element_wise("IDENTITY", x)
+        shaped = dataclasses.replace(x.desc, DimensionCount=len(sizes), Sizes=tuple(sizes), Strides=None)
+        return dataclasses.replace(x, desc=shaped)
+
+    def transpose(self, x: Tensor, perm: Sequence[int] | None = None, *, copy: bool = True) -> Tensor:
+        """ONNX Transpose: output dim ``i`` is x's dim ``perm[i]`` (default: reversed). ``copy=True``: an
+        ELEMENT_WISE_IDENTITY reading x through the permuted strides, its output packed; ``copy=False``:
+        only the view (sizes and strides permuted, the same bytes), for a consumer that reads strides."""
+        x = self._tensor_argument("transpose", "x", x)
+        rank = len(x.sizes)
+        perm = tuple(reversed(range(rank))) if perm is None else tuple(int(p) for p in perm)
+        if sorted(perm) != list(range(rank)):
+            msg = f"GraphBuilder.transpose at {_call_site()}: argument 'perm' is {perm}, expected a permutation of 0..{rank - 1}"
+            raise ValueError(msg)
+        strides = _strides_of(x)
+        shaped = dataclasses.replace(x.desc, Sizes=tuple(x.sizes[p] for p in perm), Strides=tuple(strides[p] for p in perm))
+        view = dataclasses.replace(x, desc=shaped)
+        return self.element_wise("IDENTITY", view) if copy else view
+
+    def expand(self, x: Tensor, sizes: Sequence[int], *, copy: bool = True) -> Tensor:
+        """ONNX Expand: ``x`` broadcast to ``broadcast(x.sizes, sizes)`` through stride 0; ``copy=True`` writes it
+        out with an ELEMENT_WISE_IDENTITY, ``copy=False`` gives the view only."""
+        x = self._tensor_argument("expand", "x", x)
+        target = broadcast_sizes(x.sizes, tuple(int(s) for s in sizes))
+        if target is None:
+            msg = f"GraphBuilder.expand at {_call_site()}: x {x.sizes} does not broadcast to {tuple(sizes)}"
+            raise ValueError(msg)
+        view = _broadcast_view(x, target)
+        return self.element_wise("IDENTITY", view) if copy else view
+
+    def broadcast(self, x: Tensor, sizes: Sequence[int]) -> Tensor:
+        """``x`` read as ``sizes`` through stride 0 (no node): ``expand(x, sizes, copy=False)``."""
+        return self.expand(x, sizes, copy=False)
+
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
         if value is None and optional:
@@ -1222,6 +1422,38 @@ def _broadcast_view(value: Tensor, sizes: tuple[int, ...]) -> Tensor:
     return dataclasses.replace(value, desc=shaped)
 
 
+def broadcast_sizes(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """ONNX's multidirectional broadcast of ``shapes`` (aligned on the right; a 1 stretches), or None when they do not broadcast."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        sizes = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}
+        if len(sizes) > 1:
+            return None
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _strides_of(x: Tensor) -> tuple[int, ...]:
+    """x's element strides (packed ones when it has none)."""
+    sizes = x.sizes
+    if x.desc.Strides is not None:
+        return tuple(int(s) for s in x.desc.Strides)
+    return tuple(int(np.prod(sizes[i + 1 :], dtype=np.int64)) for i in range(len(sizes)))
+
+
+def _packed(x: Tensor) -> bool:
+    """Whether x reads its bytes row-major with no gaps (size-1 dimensions may have any stride)."""
+    if x.desc.Strides is None:
+        return True
+    expected = 1
+    for size, stride in reversed(list(zip(x.sizes, x.desc.Strides, strict=True))):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _space_depth_fallback(sizes: Sequence[int], block_size: Any, *, to_depth: bool) -> tuple[int, ...]:
     if len(sizes) != 4 or not _is_positive(block_size):
         return tuple(sizes)
@@ -1232,4 +1464,4 @@ def _space_depth_fallback(sizes: Sequence[int], block_size: Any, *, to_depth: bo
     return n, max(1, c // (b * b)), h * b, w * b
 
 
-__all__ = ["GraphBuilder", "GraphProgram", "Tensor"]
+__all__ = ["GraphBuilder", "GraphProgram", "Tensor", "broadcast_sizes"]

@@ -2,9 +2,9 @@
 
 Commands::
 
-    dmlpy validate MODEL.json|MODEL.onnx [--json] [--feature-level 6.4] [--strict]
-    dmlpy run MODEL.json|MODEL.onnx [--input NAME=FILE.npy ...] [--fill random|zeros] [--seed N]
-                                    [--output-dir DIR] [--backend auto|native|numpy] [--full]
+    dmlpy validate MODEL.json|MODEL.onnx [--json] [--feature-level 6.4] [--strict] [--input-shape NAME=1,3,224,224 ...]
+    dmlpy run MODEL.json|MODEL.onnx [--input NAME=FILE.npy ...] [--input-shape NAME=SIZES ...] [--fill random|zeros]
+                                    [--seed N] [--output-dir DIR] [--backend auto|native|numpy] [--full]
     dmlpy export-dxdispatch MODEL.onnx|MODEL.json OUT_DIR [--output-command print|writeFile]
     dmlpy emit-cpp MODEL.json|MODEL.onnx [-o OUT.h] [--prefix NAME]
     dmlpy calc-size DTYPE SIZES [STRIDES]        e.g. calc-size FLOAT32 1,3,4,4 48,16,4,1
@@ -13,10 +13,15 @@ Commands::
     dmlpy rules [--markdown]                     every validation rule id
 
 ``MODEL.json`` is a DxDispatch model (https://github.com/microsoft/DirectML/blob/master/DxDispatch/doc/Guide.md);
-``MODEL.onnx`` goes through ``dmlpy.interop.onnx`` (the ``onnx`` extra). Exit codes: 0 ok,
+``MODEL.onnx`` goes through ``dmlpy.interop.onnx`` (the ``onnx`` extra); ``--input-shape`` fixes
+an ONNX input's symbolic dimensions (repeatable). Exit codes: 0 ok,
 1 validation errors (a model DirectML would reject), 2 usage errors (bad arguments, unreadable
 inputs, output paths that cannot be written: one line on stderr), 3 valid, but an operator has no
-dmlpy kernel yet (``validate`` warns OPERATOR.NOT_EMULATED; ``run`` cannot run it: E_NOTIMPL).
+dmlpy kernel yet (``validate`` warns OPERATOR.NOT_EMULATED, or reports ONNX.NOT_EMULATED for an
+ONNX node whose DirectML operator dmlpy describes but cannot run; ``run`` cannot run it:
+E_NOTIMPL), 4 an ONNX model the importer cannot map (ONNX.UNSUPPORTED_OP, ONNX.UNSUPPORTED_ATTRIBUTE,
+ONNX.UNSUPPORTED_TYPE: dmlpy's gap, not DirectML's verdict). When several apply, the lowest of 1,
+4, 3 wins: an invalid model is invalid whatever else it holds.
 Findings and progress go where scripts expect them: results on stdout, progress and errors on
 stderr. ``run``, ``export-dxdispatch`` and ``emit-cpp`` print the warnings (portability risks)
 DirectML's rules raise on the way as ``validate`` prints findings, once each, on stderr;
@@ -43,14 +48,17 @@ import dmlpy  # noqa: F401 - importing the package registers every operator fami
 from dmlpy._version import NATIVE_ABI_VERSION, __version__
 from dmlpy.backends import native_available, native_kernels, native_status
 from dmlpy.enums import DML_FEATURE_LEVEL, HRESULT, c_name
-from dmlpy.errors import DmlError, DmlWarning, Finding, Severity
+from dmlpy.errors import DmlError, DmlWarning, Finding, Report, Severity
 from dmlpy.interop.dxdispatch import DxDispatchFormatError
 from dmlpy.rules import REGISTRY, Rule
 from dmlpy.operators import NOT_EMULATED
 from dmlpy.support import OPERATORS
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOT_EMULATED = 0, 1, 2, 3
-EXIT_CODES = "exit codes: 0 ok, 1 invalid (DirectML would reject it), 2 usage error, 3 valid but not runnable by dmlpy yet (E_NOTIMPL)"
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOT_EMULATED, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4
+EXIT_CODES = ("exit codes: 0 ok, 1 invalid (DirectML would reject it), 2 usage error, 3 valid but not runnable by dmlpy yet (E_NOTIMPL), "
+              "4 an ONNX model the importer cannot map (unsupported op, attribute or type)")
+NOT_EMULATED_RULES = frozenset({NOT_EMULATED.id, "ONNX.NOT_EMULATED"})
+UNSUPPORTED_RULES = frozenset({"ONNX.UNSUPPORTED_OP", "ONNX.UNSUPPORTED_ATTRIBUTE", "ONNX.UNSUPPORTED_TYPE"})
 FORMAT_RULE = "DXDISPATCH.FORMAT"  # declared in dmlpy.interop.dxdispatch: the file is not a model DxDispatch would parse
 
 
@@ -349,21 +357,41 @@ def _validate(args: argparse.Namespace) -> int:
             where, message = _split_format_message(str(error))
             located = [("", _format_finding(where or str(path), message))]
     else:
-        report = _onnx().validate(str(path), feature_level=args.feature_level)  # an unparsable file is a finding too
+        shapes = _input_shapes(args.input_shape) or None
+        try:
+            report = _onnx().validate(str(path), feature_level=args.feature_level, input_shapes=shapes)  # an unparsable file is a finding too
+        except _onnx().OnnxImportError as error:
+            report = Report(error.findings)
         located = [("", f) for f in report.findings]
     findings = [f for _, f in located]
-    not_emulated = [f for f in findings if f.rule == NOT_EMULATED.id]
-    # --strict fails on warnings about the model; "no kernel yet" is dmlpy's gap, with its own exit code
-    failing = [f for f in findings if f.severity is Severity.ERROR or (args.strict and f.rule != NOT_EMULATED.id)]
+    not_emulated = [f for f in findings if f.rule in NOT_EMULATED_RULES]
+    unsupported = [f for f in findings if f.rule in UNSUPPORTED_RULES]
+    # --strict fails on warnings about the model; "no kernel yet" and "not mapped yet" are dmlpy's gaps, with their own exit codes
+    failing = [f for f in findings if f.rule not in NOT_EMULATED_RULES | UNSUPPORTED_RULES and (f.severity is Severity.ERROR or args.strict)]
     if args.json:
         print(json.dumps([{**f.as_dict(), **({"where": w} if w else {})} for w, f in located], indent=2))
     else:
         _print_findings(located)
-        verdict = "invalid" if failing else ("valid, but dmlpy cannot run it yet" if not_emulated else "valid")
+        verdict = ("invalid" if failing else "not importable by dmlpy yet (unsupported ONNX operators or attributes)" if unsupported
+                   else "valid, but dmlpy cannot run it yet" if not_emulated else "valid")  # fmt: skip
         print(f"{path}: {verdict} at DML_FEATURE_LEVEL_{args.feature_level.dotted.replace('.', '_')} ({_summary(findings)})")
     if failing:
         return EXIT_INVALID
+    if unsupported:
+        return EXIT_UNSUPPORTED
     return EXIT_NOT_EMULATED if not_emulated else EXIT_OK
+
+
+def _input_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """--input-shape NAME=1,3,224,224 (repeatable): the sizes of an ONNX input with symbolic dimensions."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name or not text:
+            msg = f"--input-shape takes NAME=SIZES (e.g. x=1,3,224,224), not {pair!r}"
+            raise UsageError(msg)
+        shapes[name] = tuple(_int_list(text, f"--input-shape {name}"))
+    return shapes
 
 
 # ---------------------------------------------------------------------------------------
@@ -445,7 +473,7 @@ def _onnx_import(args: argparse.Namespace, path: Path, progress: Progress) -> tu
     given = _inputs_from_args(args.input)
     progress(1, 3, "importing the ONNX model")
     device = dmlpy.create_device(args.feature_level, backend=args.backend)
-    shapes = {name: array.shape for name, array in given.items()}
+    shapes = {**_input_shapes(args.input_shape), **{name: array.shape for name, array in given.items()}}
     imported = onnx_interop.import_model(model, feature_level=args.feature_level, device=device, input_shapes=shapes or None)
     unknown = sorted(set(given) - set(imported.input_names))
     if unknown:
@@ -477,6 +505,9 @@ def _run(args: argparse.Namespace) -> int:
         shown = _run_json(args, path, progress) if kind == "json" else _run_onnx(args, path, progress)
     except DmlError as error:
         print(f"error: {error}", file=sys.stderr)
+        rules = {f.rule for f in error.findings}
+        if rules and rules <= UNSUPPORTED_RULES | NOT_EMULATED_RULES and rules & UNSUPPORTED_RULES:
+            return EXIT_UNSUPPORTED
         return EXIT_NOT_EMULATED if error.hresult == HRESULT.E_NOTIMPL else EXIT_INVALID
     for name, array in shown.items():
         print(_describe(name, array, args.full))
@@ -627,6 +658,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES)
         sub.add_argument("model", help="a DxDispatch model (.json) or an ONNX model (.onnx)")
         sub.add_argument("--feature-level", type=_feature_level, default=DML_FEATURE_LEVEL.LEVEL_6_4, metavar="FL", help="the device's feature level: 6.4 (default), 6.2, 5.1, ...")
+        sub.add_argument("--input-shape", action="append", default=[], metavar="NAME=SIZES", help="ONNX: the sizes of an input with symbolic dimensions, e.g. x=1,3,224,224; repeatable")
         sub.set_defaults(handler=handler)
         return sub
 
@@ -639,7 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--quiet", action="store_true", help="never show progress or warnings")
         sub.set_defaults(reports_warnings=True)
 
-    validate = model_command("validate", "report every finding for a model; exit 1 if any is an error, 3 if valid but not runnable by dmlpy yet", _validate)
+    validate = model_command("validate", "report every finding for a model; exit 1 if any is an error, 4 if dmlpy cannot import it, 3 if valid but not runnable by dmlpy yet", _validate)
     validate.add_argument("--json", action="store_true", help="print the findings as a JSON list of objects (rule, severity, path, expected, actual, message)")
     validate.add_argument("--strict", action="store_true", help="warnings fail validation too")
     validate.add_argument("--no-bindings", action="store_true", help="DxDispatch models: check the descs only, not the dispatch bindings")
@@ -677,7 +709,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns the exit code (0 ok, 1 validation errors, 2 usage errors, 3 valid but not emulated)."""
+    """Run one command; returns the exit code (0 ok, 1 validation errors, 2 usage errors, 3 valid but not emulated, 4 ONNX not importable)."""
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "reports_warnings", False):

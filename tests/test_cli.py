@@ -627,3 +627,46 @@ def test_export_of_a_model_with_weights_in_files_writes_a_whole_model_from_any_d
     for file in [Path(line) for line in out.splitlines()]:
         assert cli.main(["run", str(file), "--output-dir", str(tmp_path / "results" / file.stem), "--quiet"]) == 0
         np.testing.assert_allclose(np.load(tmp_path / "results" / file.stem / "y.npy").reshape(-1), expected, rtol=1e-6)
+
+
+def _onnx_chain(path: Path, ops: list[str], batch: Any = 1) -> None:
+    """A chain of one-input ONNX nodes on x {batch, 2, 4, 4} (LpPool and TopK get their parameters)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, previous = [], [], "x"
+    for k, op in enumerate(ops):
+        extra = {"kernel_shape": [1, 1]} if op == "LpPool" else {}
+        inputs = [previous, "k"] if op == "TopK" else [previous]
+        outputs = [f"v{k}", f"i{k}"] if op == "TopK" else [f"v{k}"]
+        nodes.append(helper.make_node(op, inputs, outputs, name=f"n{k}", **extra))
+        previous = f"v{k}"
+    inits.append(numpy_helper.from_array(np.array([1], np.int64), "k"))
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 2, 4, 4])], [helper.make_empty_tensor_value_info(previous)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+
+
+ONNX_EXIT_CASES = [
+    ("a model dmlpy imports and runs exits 0", ["Relu", "Sigmoid"], 0),
+    ("a node whose DirectML operator dmlpy describes but cannot run exits 3", ["LpPool", "Relu"], 3),
+    ("an ONNX operator the importer does not map exits 4, even beside a not-emulated one", ["LpPool", "Unique"], 4),
+    ("an invalid node exits 1, whatever else the model holds", ["LpPool", "SpaceToDepth", "Unique"], 1),
+]
+
+
+@needs_onnx
+@pytest.mark.parametrize(("ops", "code"), [pytest.param(c[1], c[2], id=c[0]) for c in ONNX_EXIT_CASES])
+def test_onnx_validate_exit_codes_separate_invalid_unsupported_and_not_emulated(capsys: pytest.CaptureFixture[str], tmp_path: Path, ops: list[str], code: int) -> None:
+    _onnx_chain(tmp_path / "m.onnx", ops)
+    got, out, _ = run_cli(capsys, "validate", str(tmp_path / "m.onnx"))
+    assert got == code, out
+
+
+@needs_onnx
+def test_onnx_input_shape_fixes_a_symbolic_dimension_for_validate_and_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _onnx_chain(tmp_path / "m.onnx", ["Relu"], batch="N")
+    assert run_cli(capsys, "validate", str(tmp_path / "m.onnx"))[0] == 1  # the batch is not static
+    assert run_cli(capsys, "validate", str(tmp_path / "m.onnx"), "--input-shape", "x=3,2,4,4")[0] == 0
+    code, out, _ = run_cli(capsys, "run", str(tmp_path / "m.onnx"), "--input-shape", "x=3,2,4,4", "--fill", "zeros", "--full")
+    assert code == 0 and "float32[3, 2, 4, 4]" in out
+    assert run_cli(capsys, "validate", str(tmp_path / "m.onnx"), "--input-shape", "x")[0] == 2

@@ -668,7 +668,8 @@ def test_a_model_needs_the_graph_api_of_feature_level_2_1() -> None:
 
 
 ERROR_CASES = [
-    ("MaxPool is not mapped", "MaxPool", {"kernel_shape": [2, 2]}, 22, "ONNX.UNSUPPORTED_OP", None),
+    ("LpPool needs LP_POOLING1, which dmlpy describes but cannot run", "LpPool", {"kernel_shape": [2, 2]}, 22, "ONNX.NOT_EMULATED", None),
+    ("NonMaxSuppression has no DirectML operator dmlpy knows", "NonMaxSuppression", {}, 22, "ONNX.UNSUPPORTED_OP", None),
     ("ceil_mode is not an attribute of AveragePool-7", "AveragePool", {"kernel_shape": [2, 2], "ceil_mode": 1}, 7, "ONNX.INVALID_ATTRIBUTE", "ceil_mode"),
     ("kernel_shape is required", "AveragePool", {}, 22, "ONNX.INVALID_ATTRIBUTE", "kernel_shape"),
     ("kernel_shape needs one entry per spatial axis", "AveragePool", {"kernel_shape": [2]}, 22, "ONNX.INVALID_ATTRIBUTE", "kernel_shape"),
@@ -700,8 +701,8 @@ def test_unsupported_or_invalid_nodes_raise_naming_node_op_and_attribute(op: str
 
 
 def test_unsupported_types_shapes_and_graphs() -> None:
-    boolean = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (1, 2)}, ["y"], dtype=TensorProto.BOOL)
-    assert_rule(dx.validate(boolean), "ONNX.UNSUPPORTED_TYPE")
+    complex_valued = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (1, 2)}, ["y"], dtype=TensorProto.COMPLEX64)
+    assert_rule(dx.validate(complex_valued), "ONNX.UNSUPPORTED_TYPE")
     symbolic = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": ("batch", 3, 4, 4)}, ["y"])
     with pytest.raises(dx.OnnxImportError) as error:
         dx.import_model(symbolic)
@@ -709,8 +710,9 @@ def test_unsupported_types_shapes_and_graphs() -> None:
     assert dx.run(symbolic, {"x": -np.ones((2, 3, 4, 4), np.float32)})["y"].shape == (2, 3, 4, 4)  # run takes the shapes from the arrays
     six_d = make_model([helper.make_node("GlobalAveragePool", ["x"], ["y"])], {"x": (1, 1, 2, 2, 2, 2)}, ["y"])
     assert_rule(dx.validate(six_d), "ONNX.SHAPE")
-    passthrough = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (1, 2, 2, 2)}, ["y", "x"])
-    assert_rule(dx.validate(passthrough), "ONNX.UNSUPPORTED_GRAPH")
+    passthrough = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (1, 2, 2, 2)}, ["y", "x"])  # a graph input as an output: an IDENTITY node writes it
+    x = -np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    np.testing.assert_array_equal(dx.run(passthrough, {"x": x})["x"], x)
     unordered = make_model([helper.make_node("Relu", ["r"], ["y"]), helper.make_node("Relu", ["x"], ["r"])], {"x": (1, 2, 2, 2)}, ["y"])
     assert "topological order" in assert_rule(dx.validate(unordered), "ONNX.UNSUPPORTED_GRAPH").message
     custom = make_model([helper.make_node("Relu", ["x"], ["y"], domain="com.example")], {"x": (1, 2, 2, 2)}, ["y"])
@@ -719,16 +721,29 @@ def test_unsupported_types_shapes_and_graphs() -> None:
 
 def test_validate_collects_every_node_error_and_the_warnings_without_raising() -> None:
     nodes = [
-        helper.make_node("MaxPool", ["x"], ["a"], kernel_shape=[2, 2], name="max"),
-        helper.make_node("Relu", ["a"], ["b"], name="after_max"),  # skipped: its input failed
+        helper.make_node("LpPool", ["x"], ["a"], kernel_shape=[2, 2], name="lp1"),
+        helper.make_node("Relu", ["a"], ["b"], name="after_lp"),  # checked: shape inference sizes its input
         helper.make_node("AveragePool", ["x"], ["c"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1, count_include_pad=1, name="ceil"),
-        helper.make_node("LpPool", ["c"], ["d"], kernel_shape=[1, 1], name="lp"),
+        helper.make_node("LpPool", ["c"], ["d"], kernel_shape=[1, 1], name="lp2"),
+        helper.make_node("NonMaxSuppression", ["d", "d"], ["e"], name="nms"),
+        helper.make_node("Relu", ["e"], ["f"], name="after_nms"),
     ]
-    report = dx.validate(make_model(nodes, {"x": (1, 1, 4, 4)}, ["b", "d"], opset=19))
-    assert [f.rule for f in report.errors] == ["ONNX.UNSUPPORTED_OP", "ONNX.UNSUPPORTED_OP"]
+    report = dx.validate(make_model(nodes, {"x": (1, 1, 4, 4)}, ["b", "f"], opset=19))
+    assert sorted(f.rule for f in report.errors) == ["ONNX.NOT_EMULATED", "ONNX.UNSUPPORTED_OP"]  # one finding per op type
+    not_emulated = assert_rule(report, "ONNX.NOT_EMULATED")
+    assert "lp1" in not_emulated.message and "lp2" in not_emulated.message and "LP_POOLING1" in not_emulated.message
     assert {"ONNX.CEIL_MODE_DIVISOR", "POOLING.CEIL_OUTPUT"} <= {f.rule for f in report.warnings}
     good = dx.validate(conv_model()[0])
     assert good.ok and not good.findings
+
+
+def test_validate_checks_the_nodes_after_an_unsupported_one() -> None:
+    nodes = [
+        helper.make_node("LpPool", ["x"], ["a"], kernel_shape=[2, 2], name="lp"),
+        helper.make_node("AveragePool", ["a"], ["b"], kernel_shape=[9, 9], name="too_big"),  # the window does not fit: reported too
+    ]
+    report = dx.validate(make_model(nodes, {"x": (1, 1, 4, 4)}, ["b"], opset=19))
+    assert sorted(f.rule for f in report.errors) == ["ONNX.INVALID_ATTRIBUTE", "ONNX.NOT_EMULATED"]
 
 
 def test_a_declared_output_shape_that_onnx_contradicts_warns() -> None:
