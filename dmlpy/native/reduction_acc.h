@@ -19,17 +19,77 @@
             acc[k] = acc[k] OP(TERM);                                \
         }                                                            \
     }                                                                \
-    for (k = 0; i < n; ++i, ++k) {                                   \
+    for (; i < n; ++i) {                                             \
         const RW x = (RW)v[i];                                       \
-        acc[k] = acc[k] OP(TERM);                                    \
+        tail = tail OP(TERM);                                        \
     }
 
+#if defined(RW_V)
+/* Lane groups of SRC[0..COUNT) (COUNT a multiple of RED_LANES) with vectors of RW_NV lanes. */
+#define RED_VLANE_LOOP(SRC, COUNT, TERM, OP)                         \
+    for (i = 0; i < (COUNT); i += RED_LANES) {                       \
+        for (k = 0; k < RED_LANES / RW_NV; ++k) {                    \
+            RW_V x;                                                  \
+            RW_VLOAD(x, (SRC) + i + k * RW_NV);                      \
+            va[k] = va[k] OP(TERM);                                  \
+        }                                                            \
+    }
+#define RED_VSWITCH(SRC, COUNT)                                      \
+    switch (func) {                                                  \
+    case DML_REDUCE_FUNCTION_MULTIPLY:                               \
+        RED_VLANE_LOOP(SRC, COUNT, x, *)                             \
+        break;                                                       \
+    case DML_REDUCE_FUNCTION_L1:                                     \
+        RED_VLANE_LOOP(SRC, COUNT, RW_VABS(x), +)                    \
+        break;                                                       \
+    case DML_REDUCE_FUNCTION_L2:                                     \
+    case DML_REDUCE_FUNCTION_SUM_SQUARE:                             \
+        RED_VLANE_LOOP(SRC, COUNT, x * x, +)                         \
+        break;                                                       \
+    default:                                                         \
+        RED_VLANE_LOOP(SRC, COUNT, x, +)                             \
+        break;                                                       \
+    }
+#endif
+
+/* Lane k takes the terms of elements k, k + 16, ... of the whole groups of 16; the lanes start at the
+ * operation's identity (-0 for a sum: x + -0 is x for every x, +0 included) and combine as a tree (lane k + w
+ * into lane k, w = 8, 4, 2, 1); the tail of fewer than 16 elements is taken in order into one more
+ * accumulator, combined last. Every instruction set adds the same numbers in the same order. */
 static RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
     RW acc[RED_LANES];
     size_t i = 0, k;
     int w;
     const int product = func == DML_REDUCE_FUNCTION_MULTIPLY;
-    for (k = 0; k < RED_LANES; ++k) acc[k] = product ? (RW)1 : (RW)0;
+    const RW id = product ? (RW)1 : (RW)-0.0;
+    RW tail = id;
+#if defined(RW_V)
+    if (func != DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
+        RW_V va[RED_LANES / RW_NV];
+        const size_t whole = n - n % RED_LANES;
+        for (k = 0; k < RED_LANES / RW_NV; ++k) va[k] = (RW_V){0} + id;
+        RED_VSWITCH(v, whole)
+        for (i = whole; i < n; ++i) {
+            const RW x = (RW)v[i];
+            switch (func) {
+            case DML_REDUCE_FUNCTION_MULTIPLY: tail = tail * x; break;
+            case DML_REDUCE_FUNCTION_L1: tail = tail + RW_ABS(x); break;
+            case DML_REDUCE_FUNCTION_L2:
+            case DML_REDUCE_FUNCTION_SUM_SQUARE: tail = tail + x * x; break;
+            default: tail = tail + x; break;
+            }
+        }
+        for (w = RED_LANES / RW_NV / 2; w >= 1; w /= 2) { /* the tree's steps across vectors */
+            for (k = 0; k < (size_t)w; ++k) va[k] = product ? va[k] * va[k + w] : va[k] + va[k + w];
+        }
+        memcpy(acc, &va[0], sizeof va[0]);
+        for (w = RW_NV / 2; w >= 1; w /= 2) {
+            for (k = 0; k < (size_t)w; ++k) acc[k] = product ? acc[k] * acc[k + w] : acc[k] + acc[k + w];
+        }
+        return product ? acc[0] * tail : acc[0] + tail;
+    }
+#endif
+    for (k = 0; k < RED_LANES; ++k) acc[k] = id;
     switch (func) {
     case DML_REDUCE_FUNCTION_MULTIPLY:
         RED_LANE_LOOP(x, *)
@@ -51,7 +111,7 @@ static RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
     for (w = RED_LANES / 2; w >= 1; w /= 2) {
         for (k = 0; k < (size_t)w; ++k) acc[k] = product ? acc[k] * acc[k + w] : acc[k] + acc[k + w];
     }
-    return acc[0];
+    return product ? acc[0] * tail : acc[0] + tail;
 }
 
 static void RW_FN(red_col_acc)(int func, const float* v, size_t n, RW* acc, const RW* shift) {
@@ -87,3 +147,5 @@ static RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
 }
 
 #undef RED_LANE_LOOP
+#undef RED_VLANE_LOOP
+#undef RED_VSWITCH

@@ -425,6 +425,34 @@ def test_one_and_two_threads_give_identical_bytes_and_numpys_answer(make: Callab
         assert_same(one, numpy)
 
 
+def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline_but_for_sums_of_squares() -> None:
+    """The lanes do not depend on the vector width; only `acc + x * x` may be fused where the target has FMA."""
+    from dmlpy.backends import native  # noqa: PLC0415
+
+    ffi, lib = native.library()
+    runnable = ffi.string(lib.dmlpy_native_isa_runnable()).decode().split()
+    if len(runnable) < 2:
+        pytest.skip("this CPU runs only the baseline variant")
+    rng = np.random.default_rng(6)
+    cases = []
+    for function in (FN.SUM, FN.AVERAGE, FN.MULTIPLY, FN.L1, FN.LOG_SUM, FN.LOG_SUM_EXP, FN.MAX, FN.ARGMIN):
+        for dtype in (F32, F16):
+            for shape, axes in (((7, 333), (1,)), ((40, 37, 3), (1,)), ((5, 49, 70), (0, 1)), ((3, 1000), (1,))):
+                x = draw_input(rng, function, dtype, shape)
+                out_type = np.uint32 if function == FN.ARGMIN else dtype
+                out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape))
+                cases.append((DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(dtype, shape), buffer_tensor(out_type, out_shape), len(axes), list(axes)), x))
+    try:
+        results = {}
+        for name in runnable:
+            assert lib.dmlpy_native_select_isa(name.encode()) == 0
+            results[name] = [np.asarray(dmlpy.run(d, device=native_device(), InputTensor=x)).tobytes() for d, x in cases]
+    finally:
+        lib.dmlpy_native_select_isa(ffi.NULL)
+    for name in runnable[1:]:
+        assert results[name] == results["baseline"], name
+
+
 def test_every_operator_of_the_family_is_registered_native_for_every_valid_desc() -> None:
     for op in ("REDUCE", "ARGMIN", "ARGMAX", "ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1"):
         spec = REGISTRY[dmlpy.DML_OPERATOR_TYPE[op]]
