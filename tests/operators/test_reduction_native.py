@@ -427,7 +427,7 @@ def test_one_and_two_threads_give_identical_bytes_and_numpys_answer(make: Callab
 
 def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline_but_for_sums_of_squares() -> None:
     """The lanes do not depend on the vector width; only `acc + x * x` may be fused where the target has FMA."""
-    from dmlpy.backends import native  # noqa: PLC0415
+    from dmlpy.backends import native
 
     ffi, lib = native.library()
     runnable = ffi.string(lib.dmlpy_native_isa_runnable()).decode().split()
