@@ -24,13 +24,18 @@
  * ones (where in its row); size-1 dimensions are dropped and neighbours of a class merged where every tensor
  * is contiguous across them. Two shapes of work, chosen from the layout alone:
  *   rows     (the innermost kept dimension is not packed in the input): each work item is one output element,
- *            its row walked in chunks of RED_CHUNK (in place for a packed FLOAT32 row, else gathered); sums
- *            run in RED_LANES interleaved lanes combined as a tree, MIN/MAX/ARG/HARDMAX as two exact passes
+ *            its row walked in chunks of RED_CHUNK (in place for a packed FLOAT32 row, else gathered); a chunk
+ *            sums in RED_LANES interleaved lanes combined as a tree, its tail of fewer than RED_LANES in order
+ *            into one more accumulator, and chunks add in order; MIN/MAX/ARG/HARDMAX take two exact passes
  *            (the extreme ignoring NaN, then the first or last position holding it);
  *   columns  (the innermost kept dimension has input stride 1 and the row is not packed, e.g. axis 1 of
  *            12x197x197 or H and W of an NHWC tensor): each work item is a block of RED_BLOCK neighbouring
  *            output elements, the reduced positions walked in row-major order, every output accumulating its
- *            own terms in that order (vectorised across the block).
+ *            own terms in that order (vectorised across the block, FLOAT32 sums 32 outputs at a time in
+ *            registers).
+ * Sums start from -0 (x + -0 is x for every x, so a row of -0 sums to -0 as in NumPy). The lanes are vectors
+ * of the target's width but an element's lane does not depend on it: every instruction set gives the same
+ * bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the target has FMA.
  * Items run in parallel (parallel.c); each output element is computed by one thread in a fixed order, so the
  * thread count changes no bit. Sums differ from the NumPy kernel's pairwise sums by rounding only:
  * docs/deviations.md states the bound (tests/operators/test_reduction_native.py checks it); integer results,
