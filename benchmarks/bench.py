@@ -692,6 +692,56 @@ def normalization_workloads() -> list[Workload]:
     return [_batch_norm_workload((1, 256, 56, 56)), _layer_norm_workload((197, 768)), _softmax_workload((12, 197, 197))]
 
 
+def _reduce_workload(kind: str, shape: tuple[int, ...], axes: list[int], *, note: str = "") -> Workload:
+    """ReduceMean / ReduceSum (REDUCE AVERAGE / SUM) or ArgMax (ARGMAX, an INT64 index) over ``axes`` with keepdims,
+    as onnxruntime's DirectML provider lowers them."""
+    from onnx import TensorProto, helper  # noqa: PLC0415
+
+    from dmlpy.enums import DML_REDUCE_FUNCTION  # noqa: PLC0415
+    from dmlpy.operators.reduction import DML_ARGMAX_OPERATOR_DESC, DML_REDUCE_OPERATOR_DESC  # noqa: PLC0415
+
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape))
+    f32 = np.float32
+    if kind == "argmax":
+        desc: Any = DML_ARGMAX_OPERATOR_DESC(buffer_tensor(f32, shape), buffer_tensor(np.int64, out_shape), len(axes), axes)
+    else:
+        function = DML_REDUCE_FUNCTION.AVERAGE if kind == "mean" else DML_REDUCE_FUNCTION.SUM
+        desc = DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(f32, shape), buffer_tensor(f32, out_shape), len(axes), axes)
+    name = {"mean": "reduce mean", "sum": "reduce sum", "argmax": "reduce argmax"}[kind] + " " + "x".join(map(str, shape)) + f" axes {axes}{note} fp32"
+
+    def onnx_model() -> Any:
+        if kind == "argmax":  # an INT64 output, opset 13's axis attribute
+            node = helper.make_node("ArgMax", ["x"], ["y"], axis=axes[0], keepdims=1)
+            out_type = TensorProto.INT64
+        else:  # opset 11: axes is an attribute of both
+            node = helper.make_node("ReduceMean" if kind == "mean" else "ReduceSum", ["x"], ["y"], axes=axes, keepdims=1)
+            out_type = TensorProto.FLOAT
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                                  [helper.make_tensor_value_info("y", out_type, list(out_shape))])  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13 if kind == "argmax" else 11)], ir_version=10)
+
+    def torch_fn(t: dict[str, Any]) -> Any:
+        import torch  # noqa: PLC0415
+
+        v = t["InputTensor"]
+        if kind == "argmax":
+            return torch.argmax(v, dim=axes[0], keepdim=True)
+        return v.mean(dim=axes, keepdim=True) if kind == "mean" else v.sum(dim=axes, keepdim=True)
+
+    return Workload(name, desc, {"InputTensor": x}, onnx_model, lambda i: {"x": i["InputTensor"]}, torch_fn, bytes_moved=x.nbytes, tolerance=1e-4)
+
+
+def reduction_workloads() -> list[Workload]:
+    """ResNet's global average pool as ONNX exports it, a reduction over a ViT-B attention's last axis, a classifier's argmax."""
+    return [
+        _reduce_workload("mean", (8, 2048, 7, 7), [2, 3], note=" (ResNet global pool)"),
+        _reduce_workload("sum", (12, 197, 197), [2]),
+        _reduce_workload("sum", (12, 197, 197), [1]),
+        _reduce_workload("argmax", (64, 1000), [1]),
+    ]
+
+
 def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Workload:
     """Output {1, 1, M, N} = A {1, 1, M, K} x B {1, 1, K, N} (GEMM with Alpha 1, no C): onnxruntime's MatMul and torch.matmul.
 
@@ -813,7 +863,7 @@ def data_movement_workloads() -> list[Workload]:
 
 WORKLOAD_FAMILIES: list[Callable[[], list[Workload]]] = [
     pooling_workloads, space_depth_workloads, convolution_workloads, gemm_workloads, element_wise_workloads, data_movement_workloads,
-    resize_workloads, normalization_workloads,
+    resize_workloads, normalization_workloads, reduction_workloads,
 ]
 
 

@@ -65,12 +65,13 @@ def test_the_registry_holds_every_operator_type_and_121_kernels() -> None:
     normalization = {OP.BATCH_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION, OP.MEAN_VARIANCE_NORMALIZATION1}  # C kernel: normalization.c
     resampling = {OP.RESAMPLE, OP.RESAMPLE1, OP.RESAMPLE2, OP.RESAMPLE3}  # C kernel: dmlpy/native/resampling.c
     max_pooling = {OP.MAX_POOLING, OP.MAX_POOLING1, OP.MAX_POOLING2}  # a C kernel for FLOAT32 and FLOAT16
-    reductions = {OP.REDUCE, OP.ARGMIN, OP.ARGMAX}
-    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | reductions | (set(DESC_CLASSES) - NATIVE_KERNELS)
+    reductions = {OP.REDUCE, OP.ARGMIN, OP.ARGMAX}  # C kernel: reduction.c (with HARDMAX and HARDMAX1, in NATIVE_KERNELS)
+    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | (set(DESC_CLASSES) - NATIVE_KERNELS)
     assert len(emulated) == 121 and len(element_wise) == 63 and len(data_movement) == 11
     assert normalization | resampling | max_pooling | reductions <= set(emulated)
     assert all(REGISTRY[t].native and REGISTRY[t].native_covers is not None for t in resampling | max_pooling)
-    assert all(REGISTRY[t].native and REGISTRY[t].native_covers is None for t in data_movement)  # C takes every valid desc
+    assert all(REGISTRY[t].native and REGISTRY[t].native_covers is None for t in data_movement | reductions)  # C takes every valid desc
+    assert {OP.ACTIVATION_HARDMAX, OP.ACTIVATION_HARDMAX1} <= NATIVE_KERNELS
     assert all(REGISTRY[t].native for t in set(emulated) - numpy_only)
     assert not any(REGISTRY[t].native for t in numpy_only)  # the native backend runs their NumPy kernel
     # 19 element-wise operators have a C kernel (on FLOAT32 / FLOAT16: native_covers); the rest run their NumPy kernel

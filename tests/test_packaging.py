@@ -123,7 +123,7 @@ def test_every_kernel_source_is_compiled_once_per_instruction_set(monkeypatch: p
     pytest.importorskip("cffi")
     build = _build_module(monkeypatch, None)
     sources = {Path(s).relative_to(ROOT / "dmlpy" / "native").as_posix() for s in build._build_options()["sources"]}  # type: ignore[attr-defined]
-    kernels = {"pooling", "space_depth", "convolution", "winograd", "activation", "element_wise", "max_pooling", "resampling", "normalization", "gemm"}
+    kernels = {"pooling", "space_depth", "convolution", "winograd", "activation", "element_wise", "max_pooling", "resampling", "normalization", "gemm", "reduction"}
     assert {f"{k}.c" for k in kernels} | {f"isa/{isa}_{k}.c" for isa in ("avx2", "avx512") for k in kernels} <= sources
     assert {"dmlpy.c", "dispatch.c", "tensor.c", "parallel.c"} <= sources
     assert not any(s.startswith("isa/") and ("parallel" in s or "tensor" in s or "dispatch" in s) for s in sources)

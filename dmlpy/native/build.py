@@ -37,7 +37,7 @@ PACKAGE_DIR = os.path.dirname(NATIVE_DIR)
 ROOT_DIR = os.path.dirname(PACKAGE_DIR)
 INCLUDE_DIR = os.path.join(ROOT_DIR, "include")
 
-KERNELS = ("pooling", "space_depth", "convolution", "winograd", "activation", "element_wise", "max_pooling", "resampling", "normalization", "gemm")
+KERNELS = ("pooling", "space_depth", "convolution", "winograd", "activation", "element_wise", "max_pooling", "resampling", "normalization", "gemm", "reduction")
 # The kernels as they are (the baseline variant), then each again per instruction set through a wrapper
 # in isa/ (empty where the compiler builds no variants). Everything else is compiled once, data_movement.c
 # included: its copies are memory-bound and the baseline's memcpy already uses the CPU's widest moves.
@@ -53,6 +53,7 @@ DEPENDS = [
     os.path.join(NATIVE_DIR, "activation.h"),
     os.path.join(NATIVE_DIR, "conv_shared.h"),
     os.path.join(NATIVE_DIR, "resampling_loops.h"),
+    os.path.join(NATIVE_DIR, "reduction_acc.h"),
     os.path.join(NATIVE_DIR, "conv_kernels.h"),
     *(os.path.join(NATIVE_DIR, "isa", name) for name in ("isa.h", "variant.h", "avx2.h", "avx512.h", "avx512vbmi.h")),
 ]

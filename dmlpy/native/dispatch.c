@@ -23,7 +23,8 @@
     int32_t dmlpy_max_pooling_##isa(DMLPY_KERNEL_PARAMS);           \
     int32_t dmlpy_resample_##isa(DMLPY_KERNEL_PARAMS);              \
     int32_t dmlpy_normalization_##isa(DMLPY_KERNEL_PARAMS);         \
-    int32_t dmlpy_gemm_##isa(DMLPY_KERNEL_PARAMS);
+    int32_t dmlpy_gemm_##isa(DMLPY_KERNEL_PARAMS);                  \
+    int32_t dmlpy_reduction_##isa(DMLPY_KERNEL_PARAMS);
 DMLPY_DECLARE_VARIANT(avx2)
 DMLPY_DECLARE_VARIANT(avx512)
 
@@ -38,13 +39,14 @@ static int32_t space_depth_avx512(DMLPY_KERNEL_PARAMS) {
 
 static const dmlpy_kernels dmlpy_variants[] = {
     {"baseline", dmlpy_average_pooling, dmlpy_space_depth, dmlpy_convolution, dmlpy_element_wise, dmlpy_max_pooling,
-     dmlpy_resample, dmlpy_normalization, dmlpy_gemm, dmlpy_data_movement},
+     dmlpy_resample, dmlpy_normalization, dmlpy_gemm, dmlpy_data_movement, dmlpy_reduction},
 #if DMLPY_ISA_VARIANTS
     {"avx2", dmlpy_average_pooling_avx2, dmlpy_space_depth_avx2, dmlpy_convolution_avx2, dmlpy_element_wise_avx2,
-     dmlpy_max_pooling_avx2, dmlpy_resample_avx2, dmlpy_normalization_avx2, dmlpy_gemm_avx2, dmlpy_data_movement},
+     dmlpy_max_pooling_avx2, dmlpy_resample_avx2, dmlpy_normalization_avx2, dmlpy_gemm_avx2, dmlpy_data_movement,
+     dmlpy_reduction_avx2},
     {"avx512", dmlpy_average_pooling_avx512, space_depth_avx512, dmlpy_convolution_avx512,
      dmlpy_element_wise_avx512, dmlpy_max_pooling_avx512, dmlpy_resample_avx512, dmlpy_normalization_avx512, dmlpy_gemm_avx512,
-     dmlpy_data_movement},
+     dmlpy_data_movement, dmlpy_reduction_avx512},
 #endif
 };
 #define DMLPY_VARIANT_COUNT ((int)(sizeof dmlpy_variants / sizeof dmlpy_variants[0]))

@@ -83,6 +83,12 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     case DML_OPERATOR_ACTIVATION_LOG_SOFTMAX:
     case DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1:
         return kernels->normalization(desc, inputCount, inputs, outputCount, outputs, threadCount);
+    case DML_OPERATOR_REDUCE:
+    case DML_OPERATOR_ARGMIN:
+    case DML_OPERATOR_ARGMAX:
+    case DML_OPERATOR_ACTIVATION_HARDMAX:
+    case DML_OPERATOR_ACTIVATION_HARDMAX1:
+        return kernels->reduction(desc, inputCount, inputs, outputCount, outputs, threadCount);
     case DML_OPERATOR_JOIN:
     case DML_OPERATOR_SPLIT:
     case DML_OPERATOR_SLICE:

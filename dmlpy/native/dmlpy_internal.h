@@ -137,6 +137,10 @@ int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_B
 int32_t dmlpy_data_movement(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                             UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
 
+/* REDUCE (55), ARGMIN (137), ARGMAX (138), ACTIVATION_HARDMAX (36), ACTIVATION_HARDMAX1 (160): reduction.c. */
+int32_t dmlpy_reduction(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
+                        UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
 /* ---- instruction-set variants: dispatch.c ------------------------------------------------------ */
 
 typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
@@ -145,7 +149,7 @@ typedef int32_t (*dmlpy_kernel_fn)(const DML_OPERATOR_DESC* desc, UINT inputCoun
 /* One variant's entry points (the baseline's are the functions above). */
 typedef struct dmlpy_kernels {
     const char* name;
-    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization, gemm, data_movement;
+    dmlpy_kernel_fn average_pooling, space_depth, convolution, element_wise, max_pooling, resample, normalization, gemm, data_movement, reduction;
 } dmlpy_kernels;
 
 /* The variant dmlpy_execute runs: the best one this CPU supports, or dmlpy_native_select_isa's choice. */

@@ -186,10 +186,12 @@ FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
 IN_PLACE: frozenset[OP] = frozenset(FUNCTIONS) - {OP.ACTIVATION_GELU} | {OP.ACTIVATION_PARAMETERIZED_RELU}
 
 # The activations dmlpy/native/activation.c computes (standalone and as a FusedActivation of a convolution or
-# normalization), and the softmax family dmlpy/native/normalization.c computes (never fused: DirectML does not
-# fuse it); the native backend runs the NumPy kernel for the others.
+# normalization), the softmax family dmlpy/native/normalization.c computes and HARDMAX(1), which
+# dmlpy/native/reduction.c computes (never fused: DirectML does not fuse them); the native backend runs the
+# NumPy kernel for the others.
 NATIVE_SOFTMAX: frozenset[OP] = frozenset({
     OP.ACTIVATION_SOFTMAX, OP.ACTIVATION_SOFTMAX1, OP.ACTIVATION_LOG_SOFTMAX, OP.ACTIVATION_LOG_SOFTMAX1,
+    OP.ACTIVATION_HARDMAX, OP.ACTIVATION_HARDMAX1,
 })  # fmt: skip
 NATIVE_KERNELS: frozenset[OP] = frozenset({
     OP.ACTIVATION_IDENTITY, OP.ACTIVATION_LINEAR, OP.ACTIVATION_RELU, OP.ACTIVATION_LEAKY_RELU, OP.ACTIVATION_SIGMOID,

@@ -7,8 +7,9 @@ ARGMAX, whose output types the per-function support tables give), the ARGMIN and
 have the input's sizes with ``K`` on ``Axis``). Decisions (docs/deviations.md): a repeated axis
 is a warning, the pages being silent about it; top-k's ``K`` may equal the axis size.
 
-REDUCE (every DML_REDUCE_FUNCTION), ARGMIN and ARGMAX have a NumPy kernel (the native backend
-runs it too); TOP_K and TOP_K1 are validated only.
+REDUCE (every DML_REDUCE_FUNCTION), ARGMIN and ARGMAX have a NumPy kernel and a C kernel
+(dmlpy/native/reduction.c: exact for integers, MIN, MAX, ARGMIN and ARGMAX, its float sums within
+the bound docs/deviations.md states); TOP_K and TOP_K1 are validated only.
 """
 
 from __future__ import annotations
@@ -115,7 +116,9 @@ def _check_top_k(ctx: Checker, desc: DML_TOP_K_OPERATOR_DESC | DML_TOP_K1_OPERAT
 # the output type; integers (SUM, MULTIPLY, L1, SUM_SQUARE, MIN, MAX) compute in their own type and
 # wrap as two's complement does. MIN and MAX (and ARGMIN and ARGMAX) let a number beat a NaN
 # (IEEE 754 minNum/maxNum, as HLSL's min/max and dmlpy's ELEMENT_WISE_MIN/MAX); a row of NaNs gives
-# NaN (at its first, or with DECREASING its last, position). LOG_SUM_EXP is max + log(sum(exp(x - max))),
+# NaN (at its first, or with DECREASING its last, position). MIN and MAX are the element at ARGMIN's
+# and ARGMAX's first position, so a zero result has the sign of the row's first zero (np.fmax.reduce's
+# choice between -0 and +0 depends on its SIMD order). LOG_SUM_EXP is max + log(sum(exp(x - max))),
 # the documented log(exp(x1) + ... + exp(xn)) without the overflow of its intermediate sum
 # (docs/deviations.md).
 
@@ -145,6 +148,11 @@ def _extreme(rows: np.ndarray, largest: bool) -> np.ndarray:
     return (np.fmax if largest else np.fmin).reduce(rows, axis=-1)
 
 
+def _extreme_element(rows: np.ndarray, largest: bool) -> np.ndarray:
+    """The row's first largest (smallest) element: its value, and for a zero its sign."""
+    return np.take_along_axis(rows, arg_extreme(rows, largest, last=False)[..., None], axis=-1)[..., 0]
+
+
 REDUCTIONS: dict[DML_REDUCE_FUNCTION, Any] = {
     DML_REDUCE_FUNCTION.SUM: lambda r: r.sum(axis=-1, dtype=r.dtype),
     DML_REDUCE_FUNCTION.MULTIPLY: lambda r: r.prod(axis=-1, dtype=r.dtype),
@@ -154,8 +162,8 @@ REDUCTIONS: dict[DML_REDUCE_FUNCTION, Any] = {
     DML_REDUCE_FUNCTION.SUM_SQUARE: lambda r: np.square(r).sum(axis=-1, dtype=r.dtype),
     DML_REDUCE_FUNCTION.LOG_SUM: lambda r: np.log(r.sum(axis=-1)),
     DML_REDUCE_FUNCTION.LOG_SUM_EXP: _log_sum_exp,
-    DML_REDUCE_FUNCTION.MAX: lambda r: _extreme(r, largest=True),
-    DML_REDUCE_FUNCTION.MIN: lambda r: _extreme(r, largest=False),
+    DML_REDUCE_FUNCTION.MAX: lambda r: _extreme_element(r, largest=True),
+    DML_REDUCE_FUNCTION.MIN: lambda r: _extreme_element(r, largest=False),
 }
 
 
@@ -197,7 +205,8 @@ for _type, _class, _check, _kernel in (
     (DML_OPERATOR_TYPE.TOP_K, DML_TOP_K_OPERATOR_DESC, _check_top_k, None),
     (DML_OPERATOR_TYPE.TOP_K1, DML_TOP_K1_OPERATOR_DESC, _check_top_k, None),
 ):
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=False, generic_rules=True))
+    # REDUCE, ARGMIN and ARGMAX: dmlpy/native/reduction.c takes every valid desc.
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=_kernel is not None, generic_rules=True))
 
 __all__ = [
     "DML_ARGMAX_OPERATOR_DESC",

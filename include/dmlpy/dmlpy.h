@@ -58,6 +58,10 @@ enum {
  *   1 output (OutputTensor).
  *   MEAN_VARIANCE_NORMALIZATION (73), MEAN_VARIANCE_NORMALIZATION1 (115): 3 inputs (InputTensor,
  *   ScaleTensor, BiasTensor; Data NULL for a NULL ScaleTensor or BiasTensor), 1 output (OutputTensor).
+ *   REDUCE (55), ARGMIN (137), ARGMAX (138), ACTIVATION_HARDMAX (36), ACTIVATION_HARDMAX1 (160): 1 input
+ *   (InputTensor), 1 output (OutputTensor); FLOAT32, FLOAT16 or an integer type (HARDMAX and REDUCE's
+ *   AVERAGE, L2, LOG_SUM and LOG_SUM_EXP: floats only), ARGMIN's and ARGMAX's output UINT32, INT32, UINT64
+ *   or INT64.
  *   CONVOLUTION (53): 3 inputs (InputTensor, FilterTensor, BiasTensor; Data NULL when the desc has no
  *   BiasTensor), 1 output (OutputTensor).
  *   MAX_POOLING (58): 1 input (InputTensor), 1 output (OutputTensor). MAX_POOLING1 (91), MAX_POOLING2 (110):

@@ -344,7 +344,6 @@ def test_every_operator_of_the_family_is_registered_native() -> None:
     for op in ("BATCH_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "ACTIVATION_SOFTMAX", "ACTIVATION_SOFTMAX1",
                "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"):  # fmt: skip
         assert REGISTRY[dmlpy.DML_OPERATOR_TYPE[op]].native, op
-    assert not REGISTRY[dmlpy.DML_OPERATOR_TYPE.ACTIVATION_HARDMAX1].native
 
 
 # ---------------------------------------------------------------------------------------

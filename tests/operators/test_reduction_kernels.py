@@ -8,8 +8,8 @@ and values worked by hand from the pages: the DML_REDUCE_OPERATOR_DESC and DML_A
 examples, DML_REDUCE_FUNCTION's formulas, and AxisDirection's argmax({3,2,1,2,3}) = 0 or 4. FLOAT16
 accumulates in float32 (its oracle is onnxruntime on the float32 values, rounded once); integers
 wrap in their own type. What the pages leave open (NaN, the order of several axes' index,
-LOG_SUM_EXP's overflow) is in docs/deviations.md and tested here. The native backend has no C
-kernel for these operators and runs the NumPy kernel.
+LOG_SUM_EXP's overflow) is in docs/deviations.md and tested here. The native backend runs
+dmlpy/native/reduction.c (test_reduction_native.py compares it with the NumPy kernel).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@
 #define dmlpy_max_pooling DMLPY_ISA_NAME(dmlpy_max_pooling)
 #define dmlpy_resample DMLPY_ISA_NAME(dmlpy_resample)
 #define dmlpy_normalization DMLPY_ISA_NAME(dmlpy_normalization)
+#define dmlpy_reduction DMLPY_ISA_NAME(dmlpy_reduction)
 #endif
 
 #endif /* DMLPY_NATIVE_ISA_VARIANT_H */
