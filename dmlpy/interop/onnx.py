@@ -1573,10 +1573,6 @@ def _map_resize(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
         dml_scales, input_offsets, output_offsets, direction = onnx_resize_parameters(shape, lengths, scales, ctm, "nearest" if mode == "nearest" else "linear", nearest)
     except ValueError as error:
         raise c.fail(UNSUPPORTED_ATTRIBUTE, "coordinate_transformation_mode", str(error), hresult=HRESULT.E_NOTIMPL) from None
-    if ctm == "pytorch_half_pixel":  # x = 0 where the OUTPUT length is 1 (ONNX: length_resized > 1 ? ... : 0)
-        for i, out in enumerate(sizes):
-            if out == 1:
-                dml_scales[i], input_offsets[i], output_offsets[i] = float(np.finfo(np.float32).max), input_offsets[i] - 0.5, 0.0
     interpolation = DML_INTERPOLATION_MODE.NEAREST_NEIGHBOR if mode == "nearest" else DML_INTERPOLATION_MODE.LINEAR
     if c.g.feature_level < FL.LEVEL_5_1:  # RESAMPLE1 rounds floor(x + 0.5): floor(x) is InputPixelOffsets + 0.5; ceil has no RESAMPLE1 form
         if mode == "nearest" and direction == DML_AXIS_DIRECTION.INCREASING:

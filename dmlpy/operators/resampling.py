@@ -193,7 +193,7 @@ def onnx_resize_parameters(
         b, a = {"half_pixel": (0.5, 0.5), "pytorch_half_pixel": (0.5, 0.5), "tf_half_pixel_for_nn": (0.0, 0.5)}.get(coordinate_transformation_mode, (0.0, 0.0))
         if coordinate_transformation_mode == "align_corners":
             scale = (out - 1) / (size - 1) if out > 1 and size > 1 else float(np.finfo(np.float32).max)
-        elif coordinate_transformation_mode == "pytorch_half_pixel" and size <= 1:
+        elif coordinate_transformation_mode == "pytorch_half_pixel" and out <= 1:  # ONNX: length_resized > 1 ? ... : 0
             b, a, scale = 0.0, 0.0, float(np.finfo(np.float32).max)
         out_scales.append(float(scale))
         input_offsets.append(b)

@@ -214,6 +214,7 @@ CASES: list[tuple[Any, ...]] = [
     ("Resize nearest half_pixel to sizes", "Resize", 13, [(X, IMG), None, None, (C, i64(1, 2, 10, 5))], {"mode": "nearest"}),
     ("Resize linear half_pixel by 2", "Resize", 13, [(X, IMG), None, (C, np.array([1, 1, 2, 2], np.float32))], {"mode": "linear"}),
     ("Resize linear align_corners to sizes", "Resize", 13, [(X, IMG), None, None, (C, i64(1, 2, 13, 11))], {"mode": "linear", "coordinate_transformation_mode": "align_corners"}),
+    ("Resize linear pytorch_half_pixel to one row reads row 0 (the output length decides)", "Resize", 13, [(X, IMG), None, None, (C, i64(1, 2, 1, 5))], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"}),
     ("Resize linear pytorch_half_pixel by 0.5", "Resize", 13, [(X, IMG), None, (C, np.array([1, 1, 0.5, 0.5], np.float32))], {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"}),
     ("Resize-11 nearest round_prefer_ceil", "Resize", 11, [(X, IMG), (C, np.zeros(0, np.float32)), (C, np.array([1, 1, 1.5, 2.5], np.float32))], {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}),
     ("Upsample-9 nearest", "Upsample", 9, [(X, IMG), (C, np.array([1, 1, 2, 3], np.float32))], {"mode": "nearest"}),
