@@ -179,6 +179,26 @@ typedef uint32_t norm_vu __attribute__((vector_size(NORM_VN * sizeof(float))));
 /* m ? a : b lane by lane, for the mask m of a comparison */
 #define NORM_VSELECT(m, a, b) ((norm_vf)(((m) & (norm_vi)(a)) | (~(m) & (norm_vi)(b))))
 #define NORM_VABS(a) ((norm_vf)((norm_vi)(a) & 0x7FFFFFFF))
+
+/* A row's tail: lanes [0, rem) of a vector loaded from p (rem <= NORM_VN), the others `fill`, and stored
+ * back without touching memory past them; masked loads and stores where the target has them (a tail
+ * staged through a small array instead costs a failed store forwarding per vector). */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define NORM_VPART 1
+#define NORM_VLOAD_PART(dst, p, rem, fill) \
+    ((dst) = (norm_vf)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << (rem)) - 1u), (p)))
+#define NORM_VSTORE_PART(p, v, rem) _mm512_mask_storeu_ps((p), (__mmask16)((1u << (rem)) - 1u), (__m512)(v))
+#elif defined(__AVX2__)
+#include <immintrin.h>
+#define NORM_VPART 1
+static const int32_t norm_part_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+#define NORM_PART_MASK(rem) _mm256_loadu_si256((const __m256i*)(const void*)(norm_part_masks + 8 - (rem)))
+#define NORM_VLOAD_PART(dst, p, rem, fill)                                                              \
+    ((dst) = (norm_vf)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps((p), NORM_PART_MASK(rem)), \
+                                       _mm256_castsi256_ps(NORM_PART_MASK(rem))))
+#define NORM_VSTORE_PART(p, v, rem) _mm256_maskstore_ps((p), NORM_PART_MASK(rem), (__m256)(v))
+#endif
 #endif
 
 static inline float norm_lanes_total(float* acc) {
@@ -188,6 +208,37 @@ static inline float norm_lanes_total(float* acc) {
     }
     return acc[0];
 }
+
+#if defined(NORM_VPART)
+/* norm_lanes_total of the NORM_VK vectors' lanes (lane k of vector q is lane q * NORM_VN + k): the same tree,
+ * level by level, in registers. */
+static inline float norm_vtotal(const norm_vf* va) {
+#if defined(__AVX512F__)
+    const __m512 v = (__m512)va[0];
+    const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+#else
+    const __m256 a = _mm256_add_ps((__m256)va[0], (__m256)va[1]);
+#endif
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
+    return _mm_cvtss_f32(b);
+}
+
+/* The same for the maximum (acc[q] = acc[q + w] > acc[q] ? acc[q + w] : acc[q]: maxps(hi, lo)). */
+static inline float norm_vmaximum(const norm_vf* vm) {
+#if defined(__AVX512F__)
+    const __m512 v = (__m512)vm[0];
+    const __m256 a = _mm256_max_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v));
+#else
+    const __m256 a = _mm256_max_ps((__m256)vm[1], (__m256)vm[0]);
+#endif
+    __m128 b = _mm_max_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
+    b = _mm_max_ps(_mm_movehl_ps(b, b), b);
+    b = _mm_max_ss(_mm_shuffle_ps(b, b, 1), b);
+    return _mm_cvtss_f32(b);
+}
+#endif
 
 /* The sum of v[0..n) and, into *maxabs, the largest |v[j]| (NaN skipped). */
 static float norm_chunk_sum(const float* v, size_t n, float* maxabs) {
@@ -307,6 +358,17 @@ static float norm_chunk_max(const float* v, size_t n, float m) {
             }
         }
         for (k = 0; k < NORM_VK; ++k) vm[k] = NORM_VSELECT(vm2[k] > vm[k], vm2[k], vm[k]);
+#if defined(NORM_VPART)
+        for (; i < n; i += NORM_LANES) { /* the tail: lanes past it read -inf */
+            for (k = 0; k < NORM_VK && i + k * NORM_VN < n; ++k) {
+                const size_t left = n - i - k * NORM_VN;
+                norm_vf x;
+                NORM_VLOAD_PART(x, v + i + k * NORM_VN, (unsigned)(left < NORM_VN ? left : NORM_VN), -INFINITY);
+                vm[k] = NORM_VSELECT(x > vm[k], x, vm[k]);
+            }
+        }
+        return norm_vmaximum(vm);
+#endif
         for (; i < n; i += NORM_LANES) {
             const float* src = v + i;
             if (n - i < NORM_LANES) { /* the tail, padded with -inf */
@@ -365,8 +427,20 @@ static inline float norm_exp(float x) {
     return x < NORM_EXP_LO ? 0.0f : p * scale;
 }
 
-/* e = exp(x), vectors (a macro, as above) */
-#if defined(NORM_VEC)
+/* e = exp(x), vectors (a macro, as above). With AVX-512 the same values in fewer instructions: a lane below
+ * NORM_EXP_LO (or -inf) is computed unclamped and zeroed by the final scaling's mask (NaN compares
+ * unordered and stays), and 2^n is applied by vscalefps (exact, as the multiplication by 2^n it replaces). */
+#if defined(NORM_VEC) && defined(__AVX512F__)
+#define NORM_VEXP(e, x)                                                                      \
+    do {                                                                                     \
+        const __mmask16 keep_ = _mm512_cmp_ps_mask((__m512)(x), _mm512_set1_ps(NORM_EXP_LO), _CMP_NLT_UQ); \
+        const norm_vf xc_ = (x);                                                             \
+        norm_vf t_, nf_, r_, p_;                                                             \
+        NORM_EXP_BODY(xc_, t_, nf_, r_, p_)                                                  \
+        (void)t_;                                                                            \
+        (e) = (norm_vf)_mm512_maskz_scalef_ps(keep_, (__m512)p_, (__m512)nf_);              \
+    } while (0)
+#elif defined(NORM_VEC)
 #define NORM_VEXP(e, x)                                                            \
     do {                                                                           \
         const norm_vi under_ = (x) < NORM_EXP_LO;                                  \
@@ -393,6 +467,31 @@ static float norm_chunk_exp(const float* v, float* dst, size_t n, float m) {
         norm_vf va[NORM_VK];
         float pad[NORM_LANES], out[NORM_LANES];
         for (k = 0; k < NORM_VK; ++k) va[k] = NORM_VSPLAT(0.0f);
+#if defined(NORM_VPART)
+        for (; i + NORM_LANES <= n; i += NORM_LANES) {
+            for (k = 0; k < NORM_VK; ++k) {
+                norm_vf x, e;
+                NORM_VLOAD(x, v + i + k * NORM_VN);
+                x -= m;
+                NORM_VEXP(e, x);
+                if (dst != NULL) NORM_VSTORE(dst + i + k * NORM_VN, e);
+                va[k] += e;
+            }
+        }
+        if (i < n) { /* the tail: lanes past it read -inf, whose exponential (0) leaves the sums as they are */
+            for (k = 0; k < NORM_VK && i + k * NORM_VN < n; ++k) {
+                const size_t left = n - i - k * NORM_VN;
+                const unsigned rem = (unsigned)(left < NORM_VN ? left : NORM_VN);
+                norm_vf x, e;
+                NORM_VLOAD_PART(x, v + i + k * NORM_VN, rem, -INFINITY);
+                x -= m;
+                NORM_VEXP(e, x);
+                if (dst != NULL) NORM_VSTORE_PART(dst + i + k * NORM_VN, e, rem);
+                va[k] += e;
+            }
+        }
+        return norm_vtotal(va);
+#endif
         for (; i < n; i += NORM_LANES) {
             const int tail = n - i < NORM_LANES;
             const float* src = v + i;
@@ -579,6 +678,61 @@ static void softmax_row(const norm_plan* p, uint64_t row) {
     }
 }
 
+/* Rows [begin, end) of a float32 softmax or log-softmax whose input and output rows are packed and fit in
+ * one chunk (softmax over an attention row): softmax_row's arithmetic (its one chunk sum is the row's sum:
+ * Neumaier's compensation of a single term is 0) without its per-row staging, which costs as much as a
+ * row of 200 elements. */
+static void softmax_packed_rows(const norm_plan* p, uint64_t begin, uint64_t end) {
+    const size_t n = (size_t)p->row_len;
+    const float* xd = (const float*)p->v[V_X].data;
+    float* yd = (float*)p->v[V_Y].data;
+    uint64_t row, ox = 0, oy = 0;
+    for (row = begin; row < end; ++row) {
+        const float* x;
+        float* y;
+        float mx;
+        size_t j;
+        if (p->kr == 1) {
+            ox = row * p->v[V_X].ks[0];
+            oy = row * p->v[V_Y].ks[0];
+        } else if (p->kr > 1) {
+            uint64_t off[V_COUNT];
+            norm_row_offsets(p, row, off);
+            ox = off[V_X];
+            oy = off[V_Y];
+        }
+        x = xd + ox;
+        y = yd + oy;
+        mx = norm_chunk_max(x, n, -INFINITY);
+        if (!isfinite(mx)) { /* as softmax_row */
+            for (j = 0; j < n; ++j) y[j] = NAN;
+            continue;
+        }
+        if (p->kind == NK_SOFTMAX) {
+            const float inv = (float)(1.0 / (double)norm_chunk_exp(x, y, n, mx));
+#if defined(NORM_VPART)
+            const norm_vf vinv = NORM_VSPLAT(inv);
+            norm_vf e;
+            for (j = 0; j + NORM_VN <= n; j += NORM_VN) {
+                NORM_VLOAD(e, y + j);
+                e *= vinv;
+                NORM_VSTORE(y + j, e);
+            }
+            if (j < n) {
+                NORM_VLOAD_PART(e, y + j, (unsigned)(n - j), 0.0f);
+                e *= vinv;
+                NORM_VSTORE_PART(y + j, e, (unsigned)(n - j));
+            }
+#else
+            for (j = 0; j < n; ++j) y[j] *= inv;
+#endif
+        } else {
+            const float lse = (float)log((double)norm_chunk_exp(x, NULL, n, mx));
+            for (j = 0; j < n; ++j) y[j] = (x[j] - mx) - lse;
+        }
+    }
+}
+
 /* BATCH_NORMALIZATION reduces nothing: a work item is one chunk of a row. */
 static void batch_norm_chunk(const norm_plan* p, uint64_t row, uint64_t j0) {
     float xb[NORM_CHUNK], yb[NORM_CHUNK], pb[4][NORM_CHUNK];
@@ -623,6 +777,11 @@ static void norm_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const norm_plan* p = (const norm_plan*)vp;
     uint64_t item;
     (void)worker;
+    if ((p->kind == NK_SOFTMAX || p->kind == NK_LOG_SOFTMAX) && !p->half && p->v[V_X].row_packed &&
+        p->v[V_Y].row_packed && p->row_len <= NORM_CHUNK) {
+        softmax_packed_rows(p, begin, end);
+        return;
+    }
     for (item = begin; item < end; ++item) {
         if (p->kind == NK_BATCH_NORM) {
             batch_norm_chunk(p, item / p->chunks_per_row, (item % p->chunks_per_row) * NORM_CHUNK);

@@ -224,6 +224,24 @@ def test_softmax_over_the_last_dimension_agrees_on_long_rows_and_a_strided_view(
         assert_within(native, numpy, softmax_bound(x, (3,), numpy, log), dtype)
 
 
+SHORT_ROW_LENGTHS = [1, 5, 16, 31, 197, 512]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("length", SHORT_ROW_LENGTHS, ids=[f"rows of {n}" for n in SHORT_ROW_LENGTHS])
+def test_softmax_over_packed_rows_of_one_chunk_agrees_with_numpy(log: bool, length: int) -> None:
+    """Packed float32 rows of at most 512 elements take their own loop (masked tails, no staging): every
+    tail length against NumPy, rows one after another in a batch and behind padding between rows."""
+    rng = np.random.default_rng(length)
+    shape = (3, 7, length)
+    x = (rng.standard_normal(shape) * 10).astype(F32)
+    cls = DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC if log else DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC
+    for strides in (None, (8 * (length + 3), length + 3, 1)):
+        desc = cls(buffer_tensor(F32, shape, strides), buffer_tensor(F32, shape, strides), Axes=[2])
+        native, numpy = run_both(desc, InputTensor=x)
+        assert_within(native, numpy, softmax_bound(x, (2,), numpy, log), F32)
+
+
 # ---------------------------------------------------------------------------------------
 # NaN and infinity rows
 
@@ -293,6 +311,13 @@ def _softmax_rows() -> tuple[Any, dict[str, np.ndarray]]:
     shape = (96, 4096)
     x = np.random.default_rng(1).standard_normal(shape).astype(F32) * 5
     return DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), Axes=[1]), {"InputTensor": x}
+
+
+@_thread_case("softmax over 12x197 attention rows of 197 (packed rows of one chunk, a tail of 5)")
+def _softmax_attention_rows() -> tuple[Any, dict[str, np.ndarray]]:
+    shape = (12, 197, 197)
+    x = np.random.default_rng(4).standard_normal(shape).astype(F32) * 4
+    return DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), Axes=[2]), {"InputTensor": x}
 
 
 @_thread_case("layer norm over 160 rows of 4096, fused GELU")
