@@ -257,6 +257,23 @@ static float norm_chunk_sum(const float* v, size_t n, float* maxabs) {
                 vm[k] = NORM_VSELECT(a > vm[k], a, vm[k]);
             }
         }
+#if defined(NORM_VPART)
+        /* the tail: element i + k of lane k, as below; the lanes past it read 0 (adding +0 to a lane changes
+         * nothing: no lane is -0) */
+        for (k = 0; k < NORM_VK && i + k * NORM_VN < n; ++k) {
+            const size_t left = n - i - k * NORM_VN;
+            norm_vf x, a;
+            NORM_VLOAD_PART(x, v + i + k * NORM_VN, (unsigned)(left < NORM_VN ? left : NORM_VN), 0.0f);
+            va[k] += x;
+            a = NORM_VABS(x);
+            vm[k] = NORM_VSELECT(a > vm[k], a, vm[k]);
+        }
+        {
+            const float m = norm_vmaximum(vm);
+            *maxabs = m > *maxabs ? m : *maxabs;
+        }
+        return norm_vtotal(va);
+#endif
         for (k = 0; k < NORM_VK; ++k) {
             NORM_VSTORE(acc + k * NORM_VN, va[k]);
             NORM_VSTORE(mx + k * NORM_VN, vm[k]);
@@ -294,6 +311,15 @@ static float norm_chunk_scaled_sum(const float* v, size_t n, float f) {
                 va[k] += x * f;
             }
         }
+#if defined(NORM_VPART)
+        for (k = 0; k < NORM_VK && i + k * NORM_VN < n; ++k) { /* the tail, lanes past it 0 */
+            const size_t left = n - i - k * NORM_VN;
+            norm_vf x;
+            NORM_VLOAD_PART(x, v + i + k * NORM_VN, (unsigned)(left < NORM_VN ? left : NORM_VN), 0.0f);
+            va[k] += x * f;
+        }
+        return norm_vtotal(va);
+#endif
         for (k = 0; k < NORM_VK; ++k) NORM_VSTORE(acc + k * NORM_VN, va[k]);
     }
 #endif
@@ -320,6 +346,16 @@ static float norm_chunk_sq_dev(const float* v, size_t n, float mean, float f) {
                 va[k] += d * d;
             }
         }
+#if defined(NORM_VPART)
+        for (k = 0; k < NORM_VK && i + k * NORM_VN < n; ++k) { /* the tail, lanes past it reading the mean (0) */
+            const size_t left = n - i - k * NORM_VN;
+            norm_vf x, d;
+            NORM_VLOAD_PART(x, v + i + k * NORM_VN, (unsigned)(left < NORM_VN ? left : NORM_VN), mean);
+            d = (x - mean) * f;
+            va[k] += d * d;
+        }
+        return norm_vtotal(va);
+#endif
         for (k = 0; k < NORM_VK; ++k) NORM_VSTORE(acc + k * NORM_VN, va[k]);
     }
 #endif
@@ -678,6 +714,90 @@ static void softmax_row(const norm_plan* p, uint64_t row) {
     }
 }
 
+/* Rows [begin, end) of a float32 mean-variance normalization whose input and output rows are packed and
+ * whose Scale and Bias are absent, constant over a row or packed: mvn_row's arithmetic, chunk by chunk in
+ * the same order (the same bits), on the tensors in place and without its per-row staging. A row whose
+ * float sum overflows goes to mvn_row. */
+static void mvn_packed_rows(const norm_plan* p, uint64_t begin, uint64_t end) {
+    const uint64_t len = p->row_len;
+    const norm_view* sv = &p->v[V_SCALE];
+    const norm_view* bv = &p->v[V_BIAS];
+    uint64_t row, off[V_COUNT] = {0, 0, 0, 0, 0, 0};
+    for (row = begin; row < end; ++row) {
+        const float* x;
+        float* y;
+        const float *s = NULL, *b = NULL;
+        norm_sum total = {0.0f, 0.0f};
+        float maxabs = 0.0f, mean, f, rstd = 1.0f, sconst = 1.0f, bconst = 0.0f;
+        uint64_t j0, n;
+        double m;
+        if (p->kr == 1) {
+            int t;
+            for (t = 0; t < V_COUNT; ++t) off[t] = row * p->v[t].ks[0];
+        } else if (p->kr > 1) {
+            norm_row_offsets(p, row, off);
+        }
+        x = (const float*)p->v[V_X].data + off[V_X];
+        y = (float*)p->v[V_Y].data + off[V_Y];
+        for (j0 = 0; j0 < len; j0 += n) {
+            n = len - j0 < NORM_CHUNK ? len - j0 : NORM_CHUNK;
+            norm_sum_add(&total, norm_chunk_sum(x + j0, (size_t)n, &maxabs));
+        }
+        m = (double)total.s + (double)total.c;
+        if (!isfinite(m) && isfinite(maxabs)) {
+            mvn_row(p, row);
+            continue;
+        }
+        f = norm_scale_for(maxabs);
+        mean = (float)(m / (double)len);
+        if (p->normalize_variance) {
+            norm_sum sq = {0.0f, 0.0f};
+            double variance;
+            for (j0 = 0; j0 < len; j0 += n) {
+                n = len - j0 < NORM_CHUNK ? len - j0 : NORM_CHUNK;
+                norm_sum_add(&sq, norm_chunk_sq_dev(x + j0, (size_t)n, mean, f));
+            }
+            variance = ((double)sq.s + (double)sq.c) / (double)len / ((double)f * (double)f);
+            rstd = (float)(1.0 / sqrt(variance + (double)p->epsilon));
+        }
+        if (sv->data != NULL) {
+            if (sv->row_const) {
+                sconst = ((const float*)sv->data)[off[V_SCALE]];
+            } else {
+                s = (const float*)sv->data + off[V_SCALE];
+            }
+        }
+        if (bv->data != NULL) {
+            if (bv->row_const) {
+                bconst = ((const float*)bv->data)[off[V_BIAS]];
+            } else {
+                b = (const float*)bv->data + off[V_BIAS];
+            }
+        }
+        { /* mvn_row's pass 3, whole row at once (element by element the same expressions) */
+            size_t j;
+            const size_t c = (size_t)len;
+            if (s == NULL && b == NULL) {
+                const float a = rstd * sconst;
+                for (j = 0; j < c; ++j) y[j] = (x[j] - mean) * a + bconst;
+            } else if (s != NULL && b != NULL) {
+                for (j = 0; j < c; ++j) y[j] = (x[j] - mean) * rstd * s[j] + b[j];
+            } else if (s != NULL) {
+                for (j = 0; j < c; ++j) y[j] = (x[j] - mean) * rstd * s[j] + bconst;
+            } else {
+                const float a = rstd * sconst;
+                for (j = 0; j < c; ++j) y[j] = (x[j] - mean) * a + b[j];
+            }
+        }
+        if (p->act.kind != DMLPY_ACT_NONE) {
+            for (j0 = 0; j0 < len; j0 += n) { /* by chunks, as mvn_row */
+                n = len - j0 < NORM_CHUNK ? len - j0 : NORM_CHUNK;
+                dmlpy_act_apply_row(&p->act, y + j0, (size_t)n);
+            }
+        }
+    }
+}
+
 /* Rows [begin, end) of a float32 softmax or log-softmax whose input and output rows are packed and fit in
  * one chunk (softmax over an attention row): softmax_row's arithmetic (its one chunk sum is the row's sum:
  * Neumaier's compensation of a single term is 0) without its per-row staging, which costs as much as a
@@ -780,6 +900,12 @@ static void norm_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     if ((p->kind == NK_SOFTMAX || p->kind == NK_LOG_SOFTMAX) && !p->half && p->v[V_X].row_packed &&
         p->v[V_Y].row_packed && p->row_len <= NORM_CHUNK) {
         softmax_packed_rows(p, begin, end);
+        return;
+    }
+    if (p->kind == NK_MVN && !p->half && p->v[V_X].row_packed && p->v[V_Y].row_packed &&
+        (p->v[V_SCALE].data == NULL || p->v[V_SCALE].row_const || p->v[V_SCALE].row_packed) &&
+        (p->v[V_BIAS].data == NULL || p->v[V_BIAS].row_const || p->v[V_BIAS].row_packed)) {
+        mvn_packed_rows(p, begin, end);
         return;
     }
     for (item = begin; item < end; ++item) {

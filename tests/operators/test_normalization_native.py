@@ -291,6 +291,21 @@ def test_a_row_of_huge_or_tiny_values_normalizes_without_overflow_or_underflow()
     assert_within(native, numpy, K * U * 8 * np.ones_like(numpy), F32)
 
 
+@pytest.mark.parametrize("strides", [None, (64, 16, 5, 1)], ids=["packed rows", "rows padded apart"])
+def test_a_row_whose_float32_sum_overflows_normalizes_like_numpy(strides: Any) -> None:
+    """3e38 * 4 is beyond float32's range, each value is not: the kernel sums the row again, scaled."""
+    x = np.array([[3e38, 3.2e38, 2.9e38, 3.1e38], [1.0, 2.0, -3.0, 0.5], [-3e38, -3.3e38, 1e38, -3.1e38]], dtype=F32).reshape(1, 1, 3, 4)
+    p = (1, 1, 1, 4)
+    rng = np.random.default_rng(8)
+    desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(
+        buffer_tensor(F32, x.shape, strides), buffer_tensor(F32, p), buffer_tensor(F32, p), buffer_tensor(F32, x.shape), Axes=[3], NormalizeVariance=True, Epsilon=0.0,
+    )  # fmt: skip
+    scale, bias = rng.uniform(0.5, 2, p).astype(F32), rng.uniform(-1, 1, p).astype(F32)
+    native, numpy = run_both(desc, InputTensor=x, ScaleTensor=scale, BiasTensor=bias)
+    assert np.isfinite(numpy).all()
+    assert_within(native, numpy, K * U * 16 * np.ones_like(numpy), F32)
+
+
 # ---------------------------------------------------------------------------------------
 # Threads, coverage, registration
 
