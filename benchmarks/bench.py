@@ -688,8 +688,12 @@ def _softmax_workload(shape: tuple[int, ...]) -> Workload:
 
 
 def normalization_workloads() -> list[Workload]:
-    """The normalizations of real models: a ResNet BatchNorm, a ViT-B LayerNorm and its attention softmax."""
-    return [_batch_norm_workload((1, 256, 56, 56)), _layer_norm_workload((197, 768)), _softmax_workload((12, 197, 197))]
+    """The normalizations of real models: a ResNet BatchNorm, a ViT-B LayerNorm (197 tokens), a BERT-base LayerNorm
+    over a batch (8 sequences of 128 tokens as 1024 rows) and ViT-B's attention softmax."""
+    return [
+        _batch_norm_workload((1, 256, 56, 56)), _layer_norm_workload((197, 768)), _layer_norm_workload((1024, 768)),
+        _softmax_workload((12, 197, 197)),
+    ]  # fmt: skip
 
 
 def _reduce_workload(kind: str, shape: tuple[int, ...], axes: list[int], *, note: str = "") -> Workload:

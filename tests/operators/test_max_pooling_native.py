@@ -113,6 +113,43 @@ def test_a_large_pooling_gives_the_same_bits_at_one_and_two_threads(threads: int
     assert_same_bits(native, reference)
 
 
+# Values only (no indices), float32, packed rows wide enough for whole vectors of outputs: the C kernel's
+# plane path (horizontal maxima per input row, then over the window's rows; vector maxps chains with
+# NaN results recomputed). (input, window, strides, start, end, dilations)
+WIDE_VALUES_ONLY = [
+    ("ResNet stem k3 s2 p1", [2, 5, 23, 100], [3, 3], [2, 2], [1, 1], [1, 1], [1, 1]),
+    ("k2 s2 p0", [1, 6, 8, 130], [2, 2], [2, 2], [0, 0], [0, 0], [1, 1]),
+    ("k4 s2 start 2 end 1", [1, 4, 9, 97], [4, 4], [2, 2], [2, 2], [1, 1], [1, 1]),
+    ("k3 s1 p1", [1, 4, 7, 70], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
+    ("k5 s1 p2", [1, 4, 9, 41], [5, 2], [1, 1], [2, 0], [2, 0], [1, 1]),
+    ("k3 s3 (no vectors along W)", [1, 4, 9, 64], [3, 3], [3, 3], [0, 0], [0, 0], [1, 1]),
+    ("k3 s1 dilation 2 along W", [1, 4, 9, 80], [3, 3], [1, 1], [1, 2], [1, 2], [2, 2]),
+    ("one row k1x3 s2 p1", [2, 4, 1, 150], [1, 3], [1, 2], [0, 1], [0, 1], [1, 1]),
+]
+
+
+@pytest.mark.parametrize("case", WIDE_VALUES_ONLY, ids=[c[0] for c in WIDE_VALUES_ONLY])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_values_only_pooling_of_wide_rows_gives_the_numpy_kernels_bits(case: tuple[Any, ...], threads: int) -> None:
+    """Ties, signed zeros, NaN (often a window's first tap) and infinities, on every variant this CPU runs."""
+    _, x, window, strides, start, end, dilations = case
+    y = [*x[:2], *(pooled_size(x[2 + i], window[i], strides[i], start[i], end[i], dilations[i]) for i in range(len(window)))]
+    desc = build(DML_MAX_POOLING2_OPERATOR_DESC, x, y, window, strides, start, end, dilations, dtype=np.float32, index_type=None)
+    data = values(np.random.default_rng(len(case[0])), x, np.float32)
+    reference = run_both(desc, data)[1]
+    from dmlpy.backends import native  # noqa: PLC0415
+
+    ffi, lib = native.library()
+    try:
+        for isa in ffi.string(lib.dmlpy_native_isa_runnable()).decode().split():
+            assert lib.dmlpy_native_select_isa(isa.encode()) == 0
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", dmlpy.DmlWarning)
+                assert_same_bits(dmlpy.run(desc, device=native_device(threads), InputTensor=data), reference)
+    finally:
+        lib.dmlpy_native_select_isa(ffi.NULL)
+
+
 def test_a_window_wholly_in_padding_gives_minus_infinity_and_all_ones_indices() -> None:
     desc = build(DML_MAX_POOLING2_OPERATOR_DESC, [1, 1, 2, 2], [1, 1, 2, 4], [1, 1], [1, 1], [0, 2], [0, 0], [1, 1], dtype=np.float32, index_type=np.uint64)
     native, reference = run_both(desc, np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2))

@@ -224,6 +224,24 @@ def test_softmax_over_the_last_dimension_agrees_on_long_rows_and_a_strided_view(
         assert_within(native, numpy, softmax_bound(x, (3,), numpy, log), dtype)
 
 
+SHORT_ROW_LENGTHS = [1, 5, 16, 31, 197, 512]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("length", SHORT_ROW_LENGTHS, ids=[f"rows of {n}" for n in SHORT_ROW_LENGTHS])
+def test_softmax_over_packed_rows_of_one_chunk_agrees_with_numpy(log: bool, length: int) -> None:
+    """Packed float32 rows of at most 512 elements take their own loop (masked tails, no staging): every
+    tail length against NumPy, rows one after another in a batch and behind padding between rows."""
+    rng = np.random.default_rng(length)
+    shape = (3, 7, length)
+    x = (rng.standard_normal(shape) * 10).astype(F32)
+    cls = DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC if log else DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC
+    for strides in (None, (8 * (length + 3), length + 3, 1)):
+        desc = cls(buffer_tensor(F32, shape, strides), buffer_tensor(F32, shape, strides), Axes=[2])
+        native, numpy = run_both(desc, InputTensor=x)
+        assert_within(native, numpy, softmax_bound(x, (2,), numpy, log), F32)
+
+
 # ---------------------------------------------------------------------------------------
 # NaN and infinity rows
 
@@ -273,6 +291,21 @@ def test_a_row_of_huge_or_tiny_values_normalizes_without_overflow_or_underflow()
     assert_within(native, numpy, K * U * 8 * np.ones_like(numpy), F32)
 
 
+@pytest.mark.parametrize("strides", [None, (64, 16, 5, 1)], ids=["packed rows", "rows padded apart"])
+def test_a_row_whose_float32_sum_overflows_normalizes_like_numpy(strides: Any) -> None:
+    """3e38 * 4 is beyond float32's range, each value is not: the kernel sums the row again, scaled."""
+    x = np.array([[3e38, 3.2e38, 2.9e38, 3.1e38], [1.0, 2.0, -3.0, 0.5], [-3e38, -3.3e38, 1e38, -3.1e38]], dtype=F32).reshape(1, 1, 3, 4)
+    p = (1, 1, 1, 4)
+    rng = np.random.default_rng(8)
+    desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(
+        buffer_tensor(F32, x.shape, strides), buffer_tensor(F32, p), buffer_tensor(F32, p), buffer_tensor(F32, x.shape), Axes=[3], NormalizeVariance=True, Epsilon=0.0,
+    )  # fmt: skip
+    scale, bias = rng.uniform(0.5, 2, p).astype(F32), rng.uniform(-1, 1, p).astype(F32)
+    native, numpy = run_both(desc, InputTensor=x, ScaleTensor=scale, BiasTensor=bias)
+    assert np.isfinite(numpy).all()
+    assert_within(native, numpy, K * U * 16 * np.ones_like(numpy), F32)
+
+
 # ---------------------------------------------------------------------------------------
 # Threads, coverage, registration
 
@@ -293,6 +326,13 @@ def _softmax_rows() -> tuple[Any, dict[str, np.ndarray]]:
     shape = (96, 4096)
     x = np.random.default_rng(1).standard_normal(shape).astype(F32) * 5
     return DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), Axes=[1]), {"InputTensor": x}
+
+
+@_thread_case("softmax over 12x197 attention rows of 197 (packed rows of one chunk, a tail of 5)")
+def _softmax_attention_rows() -> tuple[Any, dict[str, np.ndarray]]:
+    shape = (12, 197, 197)
+    x = np.random.default_rng(4).standard_normal(shape).astype(F32) * 4
+    return DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), Axes=[2]), {"InputTensor": x}
 
 
 @_thread_case("layer norm over 160 rows of 4096, fused GELU")
