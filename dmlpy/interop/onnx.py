@@ -1974,6 +1974,7 @@ class _ModelImporter:
         self.owned: dict[str, np.ndarray] = {}
         self.dml_inputs: dict[str, tuple[int, ...]] = {}
         self.folded: list[str] = []
+        self.failed_nodes: dict[int, str] = {}  # node index -> the first rule it broke (the hybrid runner places these on onnxruntime)
 
     def _record(self, error: OnnxImportError | DmlError) -> None:
         if not self.collect:
@@ -2029,6 +2030,7 @@ class _ModelImporter:
                         self._map(proto, i, opset, live, declared, nodes, fused)
             except (OnnxImportError, DmlError) as error:
                 self._record(error)
+                self.failed_nodes[i] = error.findings[0].rule if error.findings else type(error).__name__
                 for name in proto.output:
                     shape, dtype = self.inferred.get(name, (None, None))
                     if shape is not None and dtype is not None and name not in self.values:
@@ -2521,7 +2523,8 @@ def import_model(
     ceil_mode_divisor: str = "padded",
     strict: bool = False,
     constant_inputs: Mapping[str, Any] | None = None,
-) -> ImportedModel:
+    fallback: str | None = None,
+) -> Any:
     """An ONNX model (ModelProto, path or bytes) as a compiled DML graph, built with ``GraphBuilder``.
 
     ``feature_level`` (default DML_FEATURE_LEVEL_6_4, or the device's) decides the descs
@@ -2535,9 +2538,19 @@ def import_model(
     are folded like initializers: a Reshape shape or Slice starts fed as an input; ``run`` does
     this for every input that only such parameter slots read). Raises ``OnnxImportError`` at
     the first problem; ``validate`` collects them all.
+
+    ``fallback="onnxruntime"`` (onnxruntime installed) imports what dmlpy cannot take too: the
+    nodes that do not map run on onnxruntime, the rest as DML graphs, in consecutive segments,
+    as onnxruntime's own DirectML provider hands nodes it cannot take to its CPU provider. It
+    returns a ``dmlpy.interop.onnx_hybrid.HybridModel``, whose ``placement`` says which node ran where.
     """
     _check_options(weights, ceil_mode_divisor)
     proto = load(model)
+    if fallback is not None:
+        from dmlpy.interop.onnx_hybrid import import_hybrid  # noqa: PLC0415 - the hybrid runner sits above this module
+
+        return import_hybrid(proto, fallback, device=_resolve(feature_level, device, backend, strict), weights=weights, input_shapes=input_shapes,
+                             fuse_activations=fuse_activations, ceil_mode_divisor=ceil_mode_divisor)  # fmt: skip
     importer = _ModelImporter(proto, device=_resolve(feature_level, device, backend, strict), weights=weights, input_shapes=input_shapes,
                               fuse_activations=fuse_activations, ceil_mode_divisor=ceil_mode_divisor, collect=False, constant_inputs=constant_inputs)  # fmt: skip
     imported = importer.run()
