@@ -460,7 +460,10 @@ def _input_resources(model: Any) -> set[str]:
         if command["type"] != "dispatch":
             continue
         dispatchable = command["dispatchable"]
-        inputs = {s.name for s in REGISTRY[operator_desc(model.dispatchables[dispatchable]).Type].support.inputs}
+        if dispatchable in model.onnx_dispatchables:  # the ONNX model's graph inputs
+            inputs = {value.name for value in _onnx().load(str(model.onnx_dispatchables[dispatchable])).graph.input}
+        else:
+            inputs = {s.name for s in REGISTRY[operator_desc(model.dispatchables[dispatchable]).Type].support.inputs}
         for point, source in [*command["bindings"].items(), *model.init_bindings.get(dispatchable, {}).items()]:
             if point in inputs:
                 names.update(_source_names(source))
@@ -578,7 +581,11 @@ def _emit_cpp(args: argparse.Namespace) -> int:
     path = _existing(args.model)
     kind = _model_kind(path)
     if kind == "json":
-        text = cpp.emit_model(_read_json_model(path), prefix=args.prefix)
+        try:
+            text = cpp.emit_model(_read_json_model(path), prefix=args.prefix)
+        except ValueError as error:  # an ONNX dispatchable: its C++ is the imported graph's
+            print(f"error: {path}: {error}", file=sys.stderr)
+            return EXIT_USAGE
     else:
         onnx_interop, model = _load_onnx(path)
         try:

@@ -318,6 +318,10 @@ def model_steps(model: Any) -> list[Step]:
         if command.get("type") != "dispatch":
             continue
         name = command["dispatchable"]
+        if name in model.onnx_dispatchables:
+            msg = (f"dispatchable {name!r} is an ONNX model: its C++ form is the graph the importer makes "
+                   f"(dmlpy emit-cpp {model.onnx_dispatchables[name].name}), not a DxDispatch recording")
+            raise ValueError(msg)
         desc = model.dispatchables[name]
         count[name] = count.get(name, 0) + 1
         merged = {**command.get("bindings", {}), **model.init_bindings.get(name, {})}

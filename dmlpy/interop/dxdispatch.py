@@ -17,6 +17,13 @@ Writing:
 * ``operator_models(graph_model)``: the graph model split into one self-contained model per
   dispatch, each holding the node's real inputs (computed by running the graph in dmlpy).
 
+Reading and running: ``read_model`` / ``run_model`` / ``check_model`` take DML operator
+dispatchables and ONNX ones (``"type": "onnx"``, ``sourcePath`` a ``.onnx`` file, which DxDispatch
+runs with onnxruntime's DirectML provider and dmlpy with ``dmlpy.interop.onnx``): each binding names
+a graph input or output, optionally with the ``shape`` it is read or written as (a model with
+symbolic dims is imported once per set of bound shapes), and an output may fill a ``"deferred"``
+resource, created the output's size. HLSL and serialized-graph dispatchables need DxDispatch itself.
+
 Spellings follow DxDispatch's parser (``JsonParsers.cpp`` and the generated per-operator parsers):
 enums by their suffix (``"FLOAT32"``, ``"CROSS_CORRELATION"``), BOOL fields as JSON
 ``true``/``false``, flags as a list of suffixes, FLOAT fields as numbers or ``"nan"``/``"inf"``/
@@ -1112,6 +1119,8 @@ class Model:
     execution_flags: dict[str, DML_EXECUTION_FLAGS] = field(default_factory=dict)
     compile_types: dict[str, str] = field(default_factory=dict)
     base_dir: Path | None = None  # relative sourcePath/targetPath resolve here
+    onnx_dispatchables: dict[str, Path] = field(default_factory=dict)  # name -> the .onnx file ("type": "onnx"), run by the importer
+    deferred: set[str] = field(default_factory=set)  # resources ("initialValues": "deferred") an ONNX dispatch creates from its output
 
 
 def _resolve(base: Path | None, relative: str) -> Path:
@@ -1327,9 +1336,15 @@ def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path |
         if not isinstance(model.get(required), kind):
             msg = f"a DxDispatch model needs {'an object' if kind is dict else 'an array'} named '{required}'"
             raise DxDispatchFormatError(msg)
-    resources, types = {}, {}
+    resources, types, deferred = {}, {}, set()
     for name, entry in model["resources"].items():
+        if isinstance(entry, dict) and entry.get("initialValues") == "deferred":  # made by the dispatch that writes it (ONNX outputs)
+            where = f"resources.{name}"
+            types[name] = parse_enum(entry["initialValuesDataType"], DML_TENSOR_DATA_TYPE, f"{where}.initialValuesDataType") if "initialValuesDataType" in entry else DML_TENSOR_DATA_TYPE.UNKNOWN
+            deferred.add(name)
+            continue
         types[name], resources[name] = _initial_values(entry, f"resources.{name}", base)
+    onnx_dispatchables: dict[str, Path] = {}
     dispatchables: dict[str, Any] = {}
     init_bindings: dict[str, dict[str, Any]] = {}
     flags: dict[str, DML_EXECUTION_FLAGS] = {}
@@ -1342,8 +1357,14 @@ def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path |
             hint = " ('Type' does not count: member names are case-sensitive)" if "Type" in entry else ""
             msg = f"{where}: field 'type' is required, a string (a DML_OPERATOR_TYPE name){hint}"
             raise DxDispatchFormatError(msg)
-        if kind.lower() in ("hlsl", "onnx", "dmlserializedgraph"):
-            msg = f"{where}: {kind!r} dispatchables need DxDispatch itself; dmlpy runs DML operator dispatchables"
+        if kind.lower() == "onnx":  # DxDispatch runs it with onnxruntime's DirectML provider; dmlpy with its ONNX importer
+            if not isinstance(entry.get("sourcePath"), str):
+                msg = f"{where}: field 'sourcePath' is required for an onnx dispatchable"
+                raise DxDispatchFormatError(msg)
+            onnx_dispatchables[name] = _resolve(base, entry["sourcePath"])
+            continue
+        if kind.lower() in ("hlsl", "dmlserializedgraph"):
+            msg = f"{where}: {kind!r} dispatchables need DxDispatch itself; dmlpy runs DML operator and ONNX dispatchables"
             raise DxDispatchFormatError(msg)
         operator = entry["Type"] if "Type" in entry else kind  # DxDispatch's operator parser looks for "Type" first
         desc = entry["Desc"] if "Desc" in entry else entry.get("desc", entry)
@@ -1365,25 +1386,32 @@ def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path |
         kind = next(c for c in COMMAND_TYPES if c.lower() == kind.lower())
         if kind == "dispatch":
             target = command.get("dispatchable")
-            if target not in dispatchables:
+            if target not in dispatchables and target not in onnx_dispatchables:
                 msg = f"{where}.dispatchable: no dispatchable is named {target!r}"
                 raise DxDispatchFormatError(msg)
             if "bindings" not in command:
                 msg = f"{where}: expected an object field named 'bindings'"
                 raise DxDispatchFormatError(msg)
-            _check_bind_points(command["bindings"], dispatchables[target], resources, f"{where}.bindings")
+            if target in onnx_dispatchables:  # ONNX input and output names, checked against the model when it runs
+                for point, source in _expect_object(command["bindings"], f"{where}.bindings").items():
+                    unknown = [n for n in _source_names(source) if n not in resources and n not in deferred]
+                    if unknown:
+                        msg = f"{where}.bindings.{point}: no resource is named {unknown[0]!r}"
+                        raise DxDispatchFormatError(msg)
+            else:
+                _check_bind_points(command["bindings"], dispatchables[target], resources, f"{where}.bindings")
         else:
             if "resource" not in command:
                 msg = f"{where}: field 'resource' is required"
                 raise DxDispatchFormatError(msg)
-            if command["resource"] not in resources:
+            if command["resource"] not in resources and command["resource"] not in deferred:
                 msg = f"{where}.resource: no resource is named {command.get('resource')!r}"
                 raise DxDispatchFormatError(msg)
             if kind == "writeFile" and not isinstance(command.get("targetPath"), str):
                 msg = f"{where}: field 'targetPath' is required"
                 raise DxDispatchFormatError(msg)
         commands.append({**command, "type": kind})
-    return Model(resources, types, dispatchables, init_bindings, commands, flags, compile_types, base)
+    return Model(resources, types, dispatchables, init_bindings, commands, flags, compile_types, base, onnx_dispatchables, deferred)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1495,6 +1523,82 @@ def _dispatch(device: Any, model: Model, name: str, bindings: Mapping[str, Any],
         device.execute(command_list)
 
 
+def _onnx_binding(source: Any, where: str) -> tuple[str, tuple[int, ...] | None]:
+    """(resource name, shape or None) of an ONNX dispatch binding: "name" or {"name": ..., "shape": [...]}."""
+    if isinstance(source, str):
+        return source, None
+    item = _expect_object(source, where)
+    shape = item.get("shape")
+    if shape is not None and (not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
+        msg = f"{where}.shape: must be an array of non-negative integers"
+        raise DxDispatchFormatError(msg)
+    return item["name"], None if shape is None else tuple(shape)
+
+
+def _dispatch_onnx(device: Any, model: Model, name: str, bindings: Mapping[str, Any], buffers: dict[str, Any], imported: dict[Any, Any], where: str) -> dict[str, np.ndarray]:
+    """An ONNX dispatchable, as DxDispatch binds it: each graph input read from its resource (with the binding's
+    shape, else the model's static one), the model run through dmlpy's importer, each bound output written to
+    the start of its resource (a deferred one is made its size). Returns resource name -> the output array."""
+    from dmlpy.binding import Buffer  # noqa: PLC0415
+    from dmlpy.interop import onnx as dml_onnx  # noqa: PLC0415 - optional extra, sits beside this module
+
+    onnx = dml_onnx._require_onnx()  # noqa: SLF001 - the one check that the onnx package is there
+    proto = imported.get(name)
+    if proto is None:
+        proto = imported[name] = dml_onnx.load(str(model.onnx_dispatchables[name]))
+    initializers = {t.name for t in proto.graph.initializer}
+    feeds, shapes = {}, {}
+    for value in proto.graph.input:
+        if value.name in initializers:
+            continue
+        if value.name not in bindings:
+            msg = f"{where}.bindings: the ONNX model's input {value.name!r} is not bound"
+            raise DxDispatchFormatError(msg)
+        resource_name, shape = _onnx_binding(bindings[value.name], f"{where}.bindings.{value.name}")
+        if resource_name not in buffers:
+            msg = f"{where}.bindings.{value.name}: deferred resource {resource_name!r} is read before a dispatch wrote it"
+            raise DxDispatchFormatError(msg)
+        tensor_type = value.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+        if shape is None:
+            if any(d is None for d in dims):
+                msg = f"{where}.bindings.{value.name}: the model's input has symbolic dims {dims}: the binding needs a 'shape'"
+                raise DxDispatchFormatError(msg)
+            shape = tuple(int(d) for d in dims)
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type))
+        count = int(np.prod(shape, dtype=np.int64))
+        data = buffers[resource_name].data
+        if count * dtype.itemsize > data.size:
+            msg = f"{where}.bindings.{value.name}: shape {list(shape)} of {dtype.name} needs {count * dtype.itemsize} bytes; resource {resource_name!r} holds {data.size}"
+            raise DxDispatchFormatError(msg)
+        feeds[value.name] = data[: count * dtype.itemsize].view(dtype).reshape(shape).copy()
+        shapes[value.name] = shape
+    key = (name, tuple(sorted(shapes.items())))
+    runner = imported.get(key)
+    if runner is None:
+        runner = imported[key] = dml_onnx.import_model(proto, device=device, input_shapes=shapes)
+    outputs = runner.run(feeds)
+    written = {}
+    for output in proto.graph.output:
+        if output.name not in bindings:
+            continue
+        resource_name, shape = _onnx_binding(bindings[output.name], f"{where}.bindings.{output.name}")
+        array = np.ascontiguousarray(outputs[output.name])
+        if shape is not None and tuple(shape) != array.shape:
+            msg = f"{where}.bindings.{output.name}: the binding's shape is {list(shape)}; the model's output is {list(array.shape)}"
+            raise DxDispatchFormatError(msg)
+        raw = array.reshape(-1).view(np.uint8)
+        if resource_name in model.deferred:
+            buffers[resource_name] = Buffer(max(1, raw.size), resource_name)
+        target = buffers[resource_name].data
+        if raw.size > target.size:
+            msg = f"{where}.bindings.{output.name}: the output needs {raw.size} bytes; resource {resource_name!r} holds {target.size}"
+            raise DxDispatchFormatError(msg)
+        target[: raw.size] = raw
+        written[resource_name] = array
+    return written
+
+
 def _buffers(model: Model) -> dict[str, Any]:
     from dmlpy.binding import Buffer  # noqa: PLC0415
 
@@ -1534,6 +1638,8 @@ def run_model(
     arrays: dict[str, np.ndarray] = {}
     written: dict[str, Path] = {}
     writers: dict[str, DML_BUFFER_TENSOR_DESC] = {}
+    onnx_arrays: dict[str, np.ndarray] = {}  # resource -> the ONNX output array a dispatch last wrote into it
+    imported: dict[Any, Any] = {}  # (dispatchable, input shapes) -> the ImportedModel
     total = len(model.commands)
     for step, command in enumerate(model.commands, 1):
         label = f"{command['type']} {command.get('dispatchable', command.get('resource', ''))}"
@@ -1542,14 +1648,26 @@ def run_model(
         if command["type"] == "dispatch":
             if before_dispatch is not None:
                 before_dispatch(step - 1, command, buffers)
+            if command["dispatchable"] in model.onnx_dispatchables:
+                for resource_name, array in _dispatch_onnx(device, model, command["dispatchable"], command["bindings"], buffers, imported, f"commands[{step - 1}]").items():
+                    writers.pop(resource_name, None)
+                    onnx_arrays[resource_name] = array
+                continue
             _dispatch(device, model, command["dispatchable"], command["bindings"], buffers)
+            for resource_name in _written_tensors(model, command["dispatchable"], command["bindings"]):
+                onnx_arrays.pop(resource_name, None)
             writers.update(_written_tensors(model, command["dispatchable"], command["bindings"]))
             continue
         name = command["resource"]
+        if name not in buffers:
+            msg = f"commands[{step - 1}]: deferred resource {name!r} is printed before a dispatch wrote it"
+            raise DxDispatchFormatError(msg)
         values = _element_view(buffers[name].data, model.resource_types[name])
         shown[name] = values
         if name in writers:
             arrays[name] = buffers[name].read(writers[name])
+        elif name in onnx_arrays:
+            arrays[name] = onnx_arrays[name]
         if command["type"] == "writeFile" and out_dir is not None:
             target = Path(out_dir) / command["targetPath"]
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -1594,6 +1712,17 @@ def check_model(model: Model | str | Path | Mapping[str, Any], *, feature_level:
         found += [LocatedFinding(f"dispatchables.{name}", f) for f in report.findings]
         if report.errors:
             failed.add(name)
+    for i, command in enumerate(model.commands):  # ONNX dispatchables: the importer's findings at each dispatch's shapes
+        if command["type"] == "dispatch" and command["dispatchable"] in model.onnx_dispatchables:
+            from dmlpy.interop import onnx as dml_onnx  # noqa: PLC0415 - optional extra
+
+            proto = dml_onnx.load(str(model.onnx_dispatchables[command["dispatchable"]]))
+            graph_inputs = {value.name for value in proto.graph.input}
+            shapes = {point: shape for point, source in command["bindings"].items() if point in graph_inputs
+                      for _, shape in [_onnx_binding(source, f"commands[{i}].bindings.{point}")] if shape is not None}  # fmt: skip
+            report = dml_onnx.validate(proto, feature_level=feature_level, input_shapes=shapes)
+            found += [LocatedFinding(f"commands[{i}]", f) for f in report.findings]
+    failed.update(model.onnx_dispatchables)  # the recording check below is for operator dispatchables
     if not bindings:
         return found
     buffers = _buffers(model)

@@ -191,8 +191,8 @@ class Checker:
                 for member in sorted(members - {"valueCount"} & set(values)):
                     if short and not self.scalar_ok(values[member], short):
                         self.error(f"{where}.initialValues.{member}", f"{values[member]!r} is not a {short} value")
-        else:
-            self.error(f"{where}.initialValues", "must be an array or an object")
+        elif values != "deferred":  # "deferred": the dispatch that writes it creates it (DxDispatch's ONNX outputs)
+            self.error(f"{where}.initialValues", "must be an array, an object or \"deferred\"")
         if isinstance(values, list) and not values:
             self.error(f"{where}.initialValues", "must not be empty")
         for member in ("sizeInBytes", "initialValuesOffsetInBytes"):
@@ -408,6 +408,8 @@ class Checker:
             if "bindings" not in command:
                 self.error(where, "'bindings' is required")
                 return
+            if str(entry.get("type")).lower() in ("hlsl", "onnx", "dmlserializedgraph"):
+                return  # bound by the shader's or the ONNX model's own names, which this checker does not read
             struct = self.operator_struct(entry.get("type"), f"{where}.dispatchable")
             if struct is not None:
                 self.bindings(f"{where}.bindings", command["bindings"], struct, inputs_only=False)

@@ -321,3 +321,76 @@ def test_a_tensor_array_element_that_is_not_an_object_is_refused() -> None:
     entry["desc"]["InputTensors"][1] = [3]
     with pytest.raises(DxDispatchFormatError, match=r"InputTensors\[1\]: expected a JSON object"):
         dx.desc_from_json(entry["type"], entry["desc"], "op")
+
+
+# --- ONNX dispatchables ("type": "onnx"), run through dmlpy's ONNX importer ---------------------------
+
+ONNX_MODELS = sorted(MODELS_DIR.glob("onnx_*.json"))
+
+
+def test_both_onnx_example_models_are_here() -> None:
+    assert [p.stem for p in ONNX_MODELS] == ["onnx_dynamic_shapes", "onnx_gemm"]
+
+
+@pytest.mark.parametrize("path", ONNX_MODELS, ids=[p.stem for p in ONNX_MODELS])
+def test_onnx_example_model_follows_dxdispatchs_format_and_validates_clean(path: Path) -> None:
+    pytest.importorskip("onnx")
+    assert format_errors(dx.parse_json(path.read_text(encoding="utf-8"))) == []
+    assert dx.check_model(path) == []  # the dynamic model validates at each dispatch's bound shapes
+
+
+def test_onnx_gemm_dispatch_writes_a0_b0_plus_a1_b1(device: dmlpy.Device) -> None:
+    """Gemm(A0, B0) + Gemm(A1, B1) with A = 1..6 as 3x2 and B = 1..8 as 2x4: row i of A @ B is
+    (2i+1) * [1, 2, 3, 4] + (2i+2) * [5, 6, 7, 8], hand-computed; both products are equal, so doubled."""
+    pytest.importorskip("onnx")
+    result = dx.run_model(MODELS_DIR / "onnx_gemm.json", device)
+    rows = [[(2 * i + 1) * b0 + (2 * i + 2) * b1 for b0, b1 in zip([1, 2, 3, 4], [5, 6, 7, 8], strict=True)] for i in range(3)]
+    assert result.array("Out").tolist() == [[2 * v for v in row] for row in rows]
+
+
+def test_onnx_dynamic_shapes_dispatches_at_each_bound_shape_and_fills_the_deferred_resource(device: dmlpy.Device) -> None:
+    """Concat along axis 0 of x0 and x1 bound as [1,2] then [3,2] (the model's N is symbolic): c takes
+    [a0 a1; b0 b1] then all of a over all of b; deferredY is created the size of the [6,2] output."""
+    pytest.importorskip("onnx")
+    seen: list[list[float]] = []
+    model = dx.read_model(MODELS_DIR / "onnx_dynamic_shapes.json")
+    assert model.deferred == {"deferredY"} and "deferredY" not in model.resources
+    first = dx.run_model(dataclasses.replace(model, commands=model.commands[:2]), device)
+    seen.append(first.array("c").tolist())
+    result = dx.run_model(model, device, keep_resources=True)
+    assert seen == [[[1.0, 2.0], [7.0, 8.0]]]
+    assert result.array("c").tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0], [9.0, 10.0], [11.0, 12.0]]
+    assert result.array("deferredY").tolist() == result.array("c").tolist() and result.resources["deferredY"].size == 12 * 4
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param(lambda m: m["commands"][0]["bindings"].pop("x1"), "input 'x1' is not bound", id="an unbound ONNX input"),
+        pytest.param(lambda m: m["commands"][0]["bindings"]["x0"].pop("shape"), "needs a 'shape'", id="a symbolic input bound without a shape"),
+        pytest.param(lambda m: m["commands"][0]["bindings"]["x0"].update(shape=[4, 2]), "holds 24", id="a shape larger than its resource"),
+        pytest.param(lambda m: m["commands"][0]["bindings"]["y"].update(shape=[3, 2]), r"output is \[2, 2\]", id="an output shape the model does not give"),
+        pytest.param(lambda m: m["commands"].insert(0, {"type": "print", "resource": "deferredY"}), "printed before a dispatch wrote it", id="a deferred resource printed before it exists"),
+    ],
+)
+def test_onnx_dispatch_binding_mistakes_are_format_errors_that_say_what(change: Any, message: str, tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    model = json.loads((MODELS_DIR / "onnx_dynamic_shapes.json").read_text(encoding="utf-8"))
+    change(model)
+    shutil.copy(MODELS_DIR / "onnx_dynamic_shapes.onnx", tmp_path)
+    (tmp_path / "m.json").write_text(json.dumps(model), encoding="utf-8")
+    with pytest.raises(DxDispatchFormatError, match=message):
+        dx.run_model(tmp_path / "m.json")
+
+
+def test_emitting_cpp_for_an_onnx_dispatchable_points_to_the_importer() -> None:
+    with pytest.raises(ValueError, match="ONNX model"):
+        cpp.model_steps(dx.read_model(MODELS_DIR / "onnx_gemm.json"))
+
+
+def test_cli_runs_an_onnx_dispatchable_model_and_refuses_its_cpp_with_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("onnx")
+    assert cli.main(["run", str(MODELS_DIR / "onnx_gemm.json")]) == cli.EXIT_OK
+    assert "Out: float32[3, 4] min 22 max 136" in capsys.readouterr().out
+    assert cli.main(["emit-cpp", str(MODELS_DIR / "onnx_gemm.json")]) == cli.EXIT_USAGE
+    assert "is an ONNX model" in capsys.readouterr().err
