@@ -1393,8 +1393,8 @@ def read_model(source: str | Path | Mapping[str, Any], *, base_dir: str | Path |
                 msg = f"{where}: expected an object field named 'bindings'"
                 raise DxDispatchFormatError(msg)
             if target in onnx_dispatchables:  # ONNX input and output names, checked against the model when it runs
-                for point, source in _expect_object(command["bindings"], f"{where}.bindings").items():
-                    unknown = [n for n in _source_names(source) if n not in resources and n not in deferred]
+                for point, bound in _expect_object(command["bindings"], f"{where}.bindings").items():
+                    unknown = [n for n in _source_names(bound) if n not in resources and n not in deferred]
                     if unknown:
                         msg = f"{where}.bindings.{point}: no resource is named {unknown[0]!r}"
                         raise DxDispatchFormatError(msg)
