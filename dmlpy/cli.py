@@ -20,7 +20,7 @@ inputs, output paths that cannot be written: one line on stderr), 3 valid, but a
 dmlpy kernel yet (``validate`` warns OPERATOR.NOT_EMULATED, or reports ONNX.NOT_EMULATED for an
 ONNX node whose DirectML operator dmlpy describes but cannot run; ``run`` cannot run it:
 E_NOTIMPL), 4 an ONNX model the importer cannot map (ONNX.UNSUPPORTED_OP, ONNX.UNSUPPORTED_ATTRIBUTE,
-ONNX.UNSUPPORTED_TYPE: dmlpy's gap, not DirectML's verdict). When several apply, the lowest of 1,
+ONNX.UNSUPPORTED_TYPE, ONNX.UNSUPPORTED_EMPTY_TENSOR: dmlpy's gap, not DirectML's verdict). When several apply, the lowest of 1,
 4, 3 wins: an invalid model is invalid whatever else it holds.
 Findings and progress go where scripts expect them: results on stdout, progress and errors on
 stderr. ``run``, ``export-dxdispatch`` and ``emit-cpp`` print the warnings (portability risks)
@@ -58,7 +58,7 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOT_EMULATED, EXIT_UNSUPPORTED = 0, 1, 2
 EXIT_CODES = ("exit codes: 0 ok, 1 invalid (DirectML would reject it), 2 usage error, 3 valid but not runnable by dmlpy yet (E_NOTIMPL), "
               "4 an ONNX model the importer cannot map (unsupported op, attribute or type)")
 NOT_EMULATED_RULES = frozenset({NOT_EMULATED.id, "ONNX.NOT_EMULATED"})
-UNSUPPORTED_RULES = frozenset({"ONNX.UNSUPPORTED_OP", "ONNX.UNSUPPORTED_ATTRIBUTE", "ONNX.UNSUPPORTED_TYPE"})
+UNSUPPORTED_RULES = frozenset({"ONNX.UNSUPPORTED_OP", "ONNX.UNSUPPORTED_ATTRIBUTE", "ONNX.UNSUPPORTED_TYPE", "ONNX.UNSUPPORTED_EMPTY_TENSOR"})
 FORMAT_RULE = "DXDISPATCH.FORMAT"  # declared in dmlpy.interop.dxdispatch: the file is not a model DxDispatch would parse
 
 
@@ -581,8 +581,9 @@ def _emit_cpp(args: argparse.Namespace) -> int:
     path = _existing(args.model)
     kind = _model_kind(path)
     if kind == "json":
+        model = _read_json_model(path)
         try:
-            text = cpp.emit_model(_read_json_model(path), prefix=args.prefix)
+            text = cpp.emit_model(model, prefix=args.prefix)
         except ValueError as error:  # an ONNX dispatchable: its C++ is the imported graph's
             print(f"error: {path}: {error}", file=sys.stderr)
             return EXIT_USAGE

@@ -210,6 +210,12 @@ NOT_EMULATED_RULE = rule("ONNX.NOT_EMULATED", "A node whose DirectML operator dm
 UNSUPPORTED_ATTRIBUTE = rule("ONNX.UNSUPPORTED_ATTRIBUTE", "Every attribute value is one the DirectML mapping can express (for example ConvTranspose output_padding below the stride).", source="the DML_CONVOLUTION_OPERATOR_DESC page and onnxruntime's DirectML provider")
 INVALID_ATTRIBUTE = rule("ONNX.INVALID_ATTRIBUTE", "Every attribute is one the operator's version defines, of its type, with a valid value (lengths, ranges, required attributes).", source=_SPEC)
 UNSUPPORTED_TYPE = rule("ONNX.UNSUPPORTED_TYPE", "Every element type has a DirectML data type.", source="the DML_TENSOR_DATA_TYPE page")
+UNSUPPORTED_EMPTY_TENSOR = rule(
+    "ONNX.UNSUPPORTED_EMPTY_TENSOR",
+    "Every value a mapped node reads or writes has at least one element: DML_BUFFER_TENSOR_DESC Sizes are all at least 1, so an empty "
+    "tensor has no DirectML form (onnxruntime's DirectML provider leaves such a node to its CPU provider; fallback='onnxruntime' does too).",
+    source="the DML_BUFFER_TENSOR_DESC page",
+)
 SHAPE = rule("ONNX.SHAPE", "Every value has a static shape that the operator accepts (rank, kernel, bias and output_shape lengths, declared sizes).", source=_SPEC)
 UNSUPPORTED_GRAPH = rule("ONNX.UNSUPPORTED_GRAPH", "The graph is one a DML_GRAPH_DESC can say: a default-domain opset, nodes in topological order, outputs produced by nodes.", source="the DML_GRAPH_DESC page")
 FEATURE_LEVEL_RULE = rule("ONNX.FEATURE_LEVEL", "What a mapping needs is in the device's feature level: graphs 2.1, CONSTANT nodes 6.2, AVERAGE_POOLING1 (dilations) 6.2, the CRD order 2.1.", source="the DML_FEATURE_LEVEL page")
@@ -2024,6 +2030,7 @@ class _ModelImporter:
                 continue
             try:
                 if not self._fold(proto, opset, i):
+                    self._check_not_empty(proto, i, opset)
                     if proto.op_type in LOWERINGS and proto.domain in ("", "ai.onnx"):
                         self._node(nodes, i, opset, consumers, outputs, live, fused, declared)
                     else:
@@ -2061,6 +2068,18 @@ class _ModelImporter:
             {n: self.values[n].shape for n in input_names}, {n: self.values[n].shape for n in outputs}, {n: self.values[n].dtype for n in input_names},
             self.weights, self.options.feature_level, dict(self.owned), dict(self.dml_inputs), {n: self.values[n].dtype for n in outputs}, list(self.folded),
         )  # fmt: skip
+
+    def _check_not_empty(self, proto: Any, index: int, opset: int) -> None:
+        """A node (not folded) whose input or output has a zero-sized dimension: ONNX.UNSUPPORTED_EMPTY_TENSOR (E_NOTIMPL)."""
+        for name in [*proto.input, *proto.output]:
+            value = self.values.get(name) if name else None
+            if value is not None and value.array is not None:
+                continue  # a constant (a shape, scales, an empty roi): read at import, never a DirectML tensor
+            shape = value.shape if value is not None else self.inferred.get(name, (None, None))[0] if name else None
+            if shape is not None and 0 in shape:
+                node = _node_info(self.onnx, proto, index, opset)
+                raise _fail(UNSUPPORTED_EMPTY_TENSOR, node, None, f"value '{name}' has shape {list(shape)}, with no elements: a DirectML tensor has every size at least 1",
+                            expected="every size >= 1", actual=list(shape), hresult=HRESULT.E_NOTIMPL)  # fmt: skip
 
     def _emit_missing(self) -> None:
         """validate: one finding per unsupported (or not emulated) op type, naming every node of it."""

@@ -105,3 +105,21 @@ def test_an_unknown_fallback_is_a_value_error() -> None:
 def test_a_missing_input_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="missing: x"):
         dx.import_model(CUMSUM_BETWEEN, fallback="onnxruntime").run({})
+
+
+# Slice to an empty tensor, then ReduceSum over the empty axis: the values have no DirectML form
+EMPTY_THEN_RELU = model(
+    [helper.make_node("Slice", ["x", "five", "five", "three"], ["e"]), helper.make_node("ReduceSum", ["e", "three"], ["s"], keepdims=1),
+     helper.make_node("Relu", ["s"], ["y"])],
+    {"five": np.array([5], np.int64), "three": np.array([3], np.int64)}, ["y"],
+)  # fmt: skip
+
+
+def test_an_empty_tensor_is_unsupported_not_invalid_and_the_hybrid_leaves_it_to_onnxruntime(device: dmlpy.Device) -> None:
+    with pytest.raises(dx.OnnxImportError) as caught:
+        dx.import_model(EMPTY_THEN_RELU, device=device)
+    assert caught.value.hresult == dmlpy.HRESULT.E_NOTIMPL and {f.rule for f in caught.value.findings} == {"ONNX.UNSUPPORTED_EMPTY_TENSOR"}
+    hybrid = dx.import_model(EMPTY_THEN_RELU, fallback="onnxruntime", device=device)
+    assert [(s.place, s.reason) for s in hybrid.segments] == [("onnxruntime", "ONNX.UNSUPPORTED_EMPTY_TENSOR"), ("dmlpy", "")]
+    y = hybrid.run({"x": X})["y"]
+    assert y.shape == (1, 3, 5, 1) and np.array_equal(y, onnxruntime_outputs(EMPTY_THEN_RELU)["y"])
