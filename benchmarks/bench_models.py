@@ -13,7 +13,8 @@ in and out) on a native device created with ``threads=N``; onnxruntime runs an
 ``InferenceSession`` with ``intra_op_num_threads=N`` and ``inter_op_num_threads=1`` at its
 default graph optimisations. Both outputs are checked against each other before the times
 count. Times are medians taken in alternating rounds (benchmarks/bench.py's
-``interleaved_medians``); the ratio is dmlpy's time over onnxruntime's (above 1: dmlpy slower).
+``interleaved_medians``); "vs ort" is onnxruntime's time over dmlpy's, as bench.py's "vs fastest peer"
+(above 1: dmlpy faster).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     cache = os.environ.get("DMLPY_MODEL_CACHE")
     directory = Path(cache) if cache else Path(tempfile.mkdtemp(prefix="dmlpy-models-"))
-    print(f"{'model':18} {'exporter':11} {'threads':>7} {'dmlpy ms':>9} {'ort ms':>8} {'dmlpy/ort':>9}  note")
+    print(f"{'model':18} {'exporter':11} {'threads':>7} {'dmlpy ms':>9} {'ort ms':>8} {'vs ort':>9}  note")
     for name in args.model or DEFAULT_MODELS:
         path = model_file(directory, name, args.exporter)
         if path is None:
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         for threads in args.threads or [1, 2]:
             r = bench_model(path, threads)
             note = f"max |diff| {r['max_abs_diff']:.2g}" + ("" if r["agree"] else " DISAGREES with onnxruntime")
-            print(f"{name:18} {args.exporter:11} {threads:>7} {r['dmlpy'] * 1e3:>9.2f} {r['onnxruntime'] * 1e3:>8.2f} {r['dmlpy'] / r['onnxruntime']:>9.2f}  {note}")
+            print(f"{name:18} {args.exporter:11} {threads:>7} {r['dmlpy'] * 1e3:>9.2f} {r['onnxruntime'] * 1e3:>8.2f} {r['onnxruntime'] / r['dmlpy']:>8.2f}x  {note}")
             if args.breakdown:
                 for op, count, seconds in breakdown(path, threads):
                     print(f"{'':18} {op:>30} x{count:<3} {seconds * 1e3:8.2f} ms")
