@@ -939,6 +939,10 @@ static void compute_run_fused(void* vp, uint64_t begin, uint64_t end, unsigned w
 #endif
 }
 
+/* ---- few-output-pixels path: conv_small.h (run_small) --------------------------------------------- */
+
+#include "conv_small.h"
+
 /* ---- depthwise path ------------------------------------------------------------------------------ */
 
 /* Cin_g == 1 (one input channel per group, e.g. depthwise): per item (n, g, run of grid rows th), the
@@ -1878,7 +1882,8 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
 #endif
     /* the fast paths multiply padding zeros by filter taps: an infinite or NaN weight takes the direct path */
     finite = filter_is_finite(&wt);
-    st = dims == 2 && finite ? try_winograd(p, threadCount) : -1;
+    st = finite ? run_small(p, macs, threadCount) : -1;
+    if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);
     if (st < 0 && finite) st = run_fast(p, macs, outputs_count, threadCount);
     if (st < 0) {
         uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;
