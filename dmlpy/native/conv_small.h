@@ -71,31 +71,36 @@ typedef struct conv_small {
 
 /* ---- kernels --------------------------------------------------------------------------------------- */
 
-/* Broadcast form: C[m][16v + j] (+)= sum_{kk < K} a[m*lda + kk] * b[kk*ldb + 16v + j]. */
-CONV_INLINE void sm_bcast(const unsigned MR, const unsigned NV, uint64_t K, const float* restrict a, uint64_t lda,
-                          const float* restrict b, uint64_t ldb, float* restrict C, uint64_t ldc, int acc) {
-    __m512 c[16][4];
-    unsigned m, v;
-    uint64_t kk;
-    for (m = 0; m < MR; ++m)
-        for (v = 0; v < NV; ++v) c[m][v] = acc ? _mm512_load_ps(C + m * ldc + 16 * v) : _mm512_setzero_ps();
-    for (kk = 0; kk < K; ++kk) {
-        __m512 bv[4];
-        const float* bk = b + kk * ldb;
-        for (v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bk + 16 * v);
-        for (m = 0; m < MR; ++m) {
-            const __m512 av = _mm512_set1_ps(a[m * lda + kk]);
-            for (v = 0; v < NV; ++v) c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);
-        }
-    }
-    for (m = 0; m < MR; ++m)
-        for (v = 0; v < NV; ++v) _mm512_store_ps(C + m * ldc + 16 * v, c[m][v]);
-}
+#if defined(__GNUC__) && !defined(__clang__)
+#define SM_UNROLL _Pragma("GCC unroll 16")
+#else
+#define SM_UNROLL
+#endif
 
+/* Broadcast form: C[m][16v + j] (+)= sum_{kk < K} a[m*lda + kk] * b[kk*ldb + 16v + j]. The accumulator
+ * array has the tile's exact size (the compiler keeps it in registers only then). */
 #define SM_BCAST(MR, NV)                                                                                        \
-    static void sm_bcast_##MR##_##NV(uint64_t K, const float* a, uint64_t lda, const float* b, uint64_t ldb,      \
-                                     float* C, uint64_t ldc, int acc) {                                          \
-        sm_bcast(MR, NV, K, a, lda, b, ldb, C, ldc, acc);                                                        \
+    static void sm_bcast_##MR##_##NV(uint64_t K, const float* restrict a, uint64_t lda, const float* restrict b, \
+                                     uint64_t ldb, float* restrict C, uint64_t ldc, int acc) {                   \
+        __m512 c[MR][NV];                                                                                         \
+        unsigned m, v;                                                                                            \
+        uint64_t kk;                                                                                              \
+        SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] =                         \
+            acc ? _mm512_load_ps(C + m * ldc + 16 * v) : _mm512_setzero_ps();                                     \
+        for (kk = 0; kk < K; ++kk) {                                                                              \
+            __m512 bv[NV];                                                                                        \
+            const float* bk = b + kk * ldb;                                                                       \
+            if ((kk & 15) == 0) {                                                                                 \
+                SM_UNROLL for (m = 0; m < MR; ++m) _mm_prefetch((const char*)(a + m * lda + kk + 128), _MM_HINT_T0); \
+            }                                                                                                     \
+            SM_UNROLL for (v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bk + 16 * v);                               \
+            SM_UNROLL for (m = 0; m < MR; ++m) {                                                                  \
+                const __m512 av = _mm512_set1_ps(a[m * lda + kk]);                                                \
+                SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);                \
+            }                                                                                                     \
+        }                                                                                                         \
+        SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v)                                    \
+            _mm512_store_ps(C + m * ldc + 16 * v, c[m][v]);                                                       \
     }
 SM_BCAST(6, 4)
 SM_BCAST(6, 3)
@@ -124,38 +129,33 @@ static sm_bcast_fn sm_bcast_pick(unsigned mr, unsigned nv) {
 
 /* Dot form: C[m*ldc + q] = sum_{kk < K} a[m*lda + kk] * bt[q*ldb + kk], m < MR, q < PB; bt rows are zero
  * beyond K up to a multiple of 16, a rows are read masked there. */
-CONV_INLINE void sm_dot(const unsigned MR, const unsigned PB, uint64_t K, const float* restrict a, uint64_t lda,
-                        const float* restrict bt, uint64_t ldb, float* restrict C, uint64_t ldc) {
-    __m512 c[8][4];
-    unsigned m, q;
-    uint64_t kk = 0;
-    for (m = 0; m < MR; ++m)
-        for (q = 0; q < PB; ++q) c[m][q] = _mm512_setzero_ps();
-    for (; kk + 16 <= K; kk += 16) {
-        __m512 bv[4];
-        for (q = 0; q < PB; ++q) bv[q] = _mm512_loadu_ps(bt + q * ldb + kk);
-        for (m = 0; m < MR; ++m) {
-            const __m512 av = _mm512_loadu_ps(a + m * lda + kk);
-            for (q = 0; q < PB; ++q) c[m][q] = _mm512_fmadd_ps(av, bv[q], c[m][q]);
-        }
-    }
-    if (kk < K) {
-        const __mmask16 mk = mask_n(K - kk);
-        __m512 bv[4];
-        for (q = 0; q < PB; ++q) bv[q] = _mm512_maskz_loadu_ps(mk, bt + q * ldb + kk);
-        for (m = 0; m < MR; ++m) {
-            const __m512 av = _mm512_maskz_loadu_ps(mk, a + m * lda + kk);
-            for (q = 0; q < PB; ++q) c[m][q] = _mm512_fmadd_ps(av, bv[q], c[m][q]);
-        }
-    }
-    for (m = 0; m < MR; ++m)
-        for (q = 0; q < PB; ++q) C[m * ldc + q] = _mm512_reduce_add_ps(c[m][q]);
-}
-
 #define SM_DOT(MR, PB)                                                                                          \
-    static void sm_dot_##MR##_##PB(uint64_t K, const float* a, uint64_t lda, const float* bt, uint64_t ldb,       \
-                                   float* C, uint64_t ldc) {                                                     \
-        sm_dot(MR, PB, K, a, lda, bt, ldb, C, ldc);                                                              \
+    static void sm_dot_##MR##_##PB(uint64_t K, const float* restrict a, uint64_t lda, const float* restrict bt,  \
+                                   uint64_t ldb, float* restrict C, uint64_t ldc) {                              \
+        __m512 c[MR][PB];                                                                                         \
+        unsigned m, q;                                                                                            \
+        uint64_t kk = 0;                                                                                          \
+        SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (q = 0; q < PB; ++q) c[m][q] = _mm512_setzero_ps();    \
+        for (; kk + 16 <= K; kk += 16) {                                                                          \
+            __m512 bv[PB];                                                                                        \
+            SM_UNROLL for (q = 0; q < PB; ++q) bv[q] = _mm512_loadu_ps(bt + q * ldb + kk);                        \
+            SM_UNROLL for (m = 0; m < MR; ++m) {                                                                  \
+                const __m512 av = _mm512_loadu_ps(a + m * lda + kk);                                              \
+                _mm_prefetch((const char*)(a + m * lda + kk + 128), _MM_HINT_T0);                                 \
+                SM_UNROLL for (q = 0; q < PB; ++q) c[m][q] = _mm512_fmadd_ps(av, bv[q], c[m][q]);                \
+            }                                                                                                     \
+        }                                                                                                         \
+        if (kk < K) {                                                                                             \
+            const __mmask16 mk = mask_n(K - kk);                                                                  \
+            __m512 bv[PB];                                                                                        \
+            SM_UNROLL for (q = 0; q < PB; ++q) bv[q] = _mm512_maskz_loadu_ps(mk, bt + q * ldb + kk);              \
+            SM_UNROLL for (m = 0; m < MR; ++m) {                                                                  \
+                const __m512 av = _mm512_maskz_loadu_ps(mk, a + m * lda + kk);                                    \
+                SM_UNROLL for (q = 0; q < PB; ++q) c[m][q] = _mm512_fmadd_ps(av, bv[q], c[m][q]);                \
+            }                                                                                                     \
+        }                                                                                                         \
+        SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (q = 0; q < PB; ++q)                                    \
+            C[m * ldc + q] = _mm512_reduce_add_ps(c[m][q]);                                                       \
     }
 SM_DOT(4, 4)
 SM_DOT(4, 3)
