@@ -20,8 +20,12 @@
  *  3. adds the bias, applies the fused activation and stores (float16: one rounding).
  * Work items are (image, group, run of output channels): every thread reads only its own filter rows.
  * Each output element is one item's sequential sum over kk (the K blocks continue the same lane sums), so
- * results do not depend on the thread count. Padding taps read stored zeros: the caller declines filters
- * holding an infinity or NaN, as for the GEMM path.
+ * results do not depend on the thread count. Padding taps read stored zeros, and 0 * inf = NaN: instead of
+ * scanning the filter first (as the other fast paths must; a second full read of it, as long as the
+ * arithmetic here), the epilogue notes any infinite or NaN sum and the call is then declined after the fact
+ * (-1) and redone by the other paths. A finite sum used no infinite or NaN weight (every weight of a row
+ * enters every sum of the row), so a call that is not declined has the direct sum's results. Outputs never
+ * alias an input, so the inputs are intact for the redo.
  */
 #ifndef DMLPY_NATIVE_CONV_SMALL_H
 #define DMLPY_NATIVE_CONV_SMALL_H
@@ -67,6 +71,7 @@ typedef struct conv_small {
     uint64_t c_floats;
     uint64_t b_items, kchunk; /* im2col items: (n, g, kk chunk) */
     uint64_t compute_items, fill_items;
+    uint8_t* nonfinite; /* per worker: a sum was an infinity or NaN */
 } conv_small;
 
 /* ---- kernels --------------------------------------------------------------------------------------- */
@@ -255,8 +260,11 @@ static void sm_pack_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
 }
 
 /* Bias, activation and store of rows [0, rows) of C (output channels oc0 + r of group g, image n). */
-static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc0, uint64_t rows, const float* C) {
+static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc0, uint64_t rows, const float* C,
+                        unsigned worker) {
     const conv_plan* p = s->p;
+    const __m512i e = _mm512_set1_epi32(0x7F800000);
+    __mmask16 bad = 0;
     uint64_t r, q;
     for (r = 0; r < rows; ++r) {
         const uint64_t oc = g * p->Cout_g + oc0 + r;
@@ -264,8 +272,10 @@ static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc
         const __m512 bv = _mm512_set1_ps(bias_of(p, oc));
         const float* crow = C + r * s->Ppad;
         for (q = 0; q < s->P; q += 16) {
-            const __m512 v = finish_vec(&p->act, _mm512_load_ps(crow + q), bv);
+            const __m512 raw = _mm512_load_ps(crow + q);
             const uint64_t cnt = s->P - q < 16 ? s->P - q : 16;
+            const __m512 v = finish_vec(&p->act, raw, bv);
+            bad |= _mm512_mask_cmpeq_epi32_mask(mask_n(cnt), _mm512_and_si512(_mm512_castps_si512(raw), e), e);
             if (s->dense_out) {
                 store_vec(p->half, 0, p->y, base + q, v, mask_n(cnt));
             } else {
@@ -276,6 +286,7 @@ static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc
             }
         }
     }
+    if (bad) s->nonfinite[worker] = 1;
 }
 
 /* Compute items (n, g, run of s->rows output channels); then the output-padding fills. */
@@ -345,7 +356,7 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                 }
             }
         }
-        sm_epilogue(s, n, g, oc0, oc1 - oc0, C);
+        sm_epilogue(s, n, g, oc0, oc1 - oc0, C, worker);
     }
 }
 
@@ -431,7 +442,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     bytes = 64 + ((bytes * sizeof(float) + 63) & ~(uint64_t)63);
     bytes += (w_floats * sizeof(float) + 63) & ~(uint64_t)63;
     bytes += (s.c_floats * sizeof(float) * limit + 63) & ~(uint64_t)63;
-    bytes += tab_bytes + yoff_bytes + 64;
+    bytes += tab_bytes + yoff_bytes + 64 + ((limit + 63) & ~(uint64_t)63);
     if (bytes > CONV_SMALL_CAP) return -1;
 
     /* input offsets of every tap and position must fit int32 */
@@ -459,6 +470,9 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     s.tapoff = (int32_t*)cur;
     cur += tab_bytes;
     s.yoff = (uint64_t*)cur;
+    cur += yoff_bytes;
+    s.nonfinite = (uint8_t*)cur;
+    memset(s.nonfinite, 0, limit);
 
     /* tables: tap t = (kd, kh, kw) row-major in the filter's orientation; positions (od, oh, ow) row-major */
     s.dense_out = 1;
@@ -526,8 +540,12 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
         if (threads > limit) threads = limit;
         dmlpy_parallel_for(items, 1, threads, sm_compute_run, &s);
     }
-    (void)i;
     conv_scratch_put(block);
+    for (i = 0; i < limit; ++i) {
+        /* an infinite or NaN sum: an infinite or NaN weight (multiplied by padding zeros here, skipped by the
+         * direct sum) or input; the caller redoes the call on the other paths, which write every output */
+        if (s.nonfinite[i]) return -1;
+    }
     return DMLPY_OK;
 }
 

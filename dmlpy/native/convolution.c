@@ -1903,8 +1903,8 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
 #endif
     /* the fast paths multiply padding zeros by filter taps: an infinite or NaN weight takes the direct path */
-    finite = filter_is_finite(&wt);
-    st = finite ? run_small(p, macs, threadCount) : -1;
+    st = run_small(p, macs, threadCount); /* checks its sums instead (conv_small.h) */
+    finite = st < 0 ? filter_is_finite(&wt) : 1;
     if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);
     if (st < 0 && finite) st = run_fast(p, macs, outputs_count, threadCount);
     if (st < 0) {
