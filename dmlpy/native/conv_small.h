@@ -13,14 +13,14 @@
  *     copied once into a row-major float32 [Cout][K] block) as the streamed operand:
  *     - broadcast form (P > CONV_SMALL_DOT_P): C[oc][p] = sum_kk W[oc][kk] * B[kk][p], an MR x (16*NV)
  *       register tile, W broadcast from MR filter rows, B rows loaded as vectors, K blocked so a block of
- *       B stays in L2 while every row block consumes it;
+ *       B stays in L2 while every row block consumes it, each block's sums added to the running sums;
  *     - dot form (P <= CONV_SMALL_DOT_P: 16-lane vectors over positions would be mostly empty): B is kept
  *       position-major (BT[p][kk]) and each C[oc][p] is a dot product over kk, vectorised along kk
  *       (MR rows x PB positions of accumulators, reduced once at the end);
  *  3. adds the bias, applies the fused activation and stores (float16: one rounding).
  * Work items are (image, group, run of output channels): every thread reads only its own filter rows.
- * Each output element is one item's sequential sum over kk (the K blocks continue the same lane sums), so
- * results do not depend on the thread count. Padding taps read stored zeros, and 0 * inf = NaN: instead of
+ * Each output element is one item's sum over kk in a fixed order (K blocks, or 16 lanes then a reduction),
+ * so results do not depend on the thread count. Padding taps read stored zeros, and 0 * inf = NaN: instead of
  * scanning the filter first (as the other fast paths must; a second full read of it, as long as the
  * arithmetic here), the epilogue notes any infinite or NaN sum and the call is then declined after the fact
  * (-1) and redone by the other paths. A finite sum used no infinite or NaN weight (every weight of a row
@@ -34,13 +34,28 @@
 #ifndef CONV_SMALL_MAX_P
 #define CONV_SMALL_MAX_P 256
 #endif
+/* From this many positions on, a problem the Winograd path takes (2-D 3x3 stride 1, 16+ channels) goes to it
+ * first: below, its per-call filter transform costs more than the multiply-adds it saves (64 -> 64 channels,
+ * 8x8 outputs: 0.16 ms by Winograd, 0.05 ms here). */
+#ifndef CONV_SMALL_WINO_P
+#define CONV_SMALL_WINO_P 96
+#endif
 /* Up to this many positions: the dot form. */
 #ifndef CONV_SMALL_DOT_P
 #define CONV_SMALL_DOT_P 12
 #endif
-/* Bytes of B one K block may hold (broadcast form). */
+/* Bytes of B one K block may hold (broadcast form), and its most K steps: a block's sums start from zero
+ * and are added to the running sums (two-level summation, as the GEMM path: 512 x 4608 channel-taps,
+ * inputs and weights in [-1, 1], error / (1 + |y|) against float64 5.3e-5 in one run of 1536 steps per
+ * block, 1.3e-5 with blocks of 256). */
 #ifndef CONV_SMALL_B_BYTES
 #define CONV_SMALL_B_BYTES ((uint64_t)384 << 10)
+#endif
+#ifndef CONV_SMALL_B_L2
+#define CONV_SMALL_B_L2 ((uint64_t)1 << 20) /* B of one (n, g) up to this: row blocks outermost */
+#endif
+#ifndef CONV_SMALL_KC
+#define CONV_SMALL_KC 256
 #endif
 /* Scratch cap of the path (bytes). */
 #define CONV_SMALL_CAP ((uint64_t)256 << 20)
@@ -82,7 +97,8 @@ typedef struct conv_small {
 #define SM_UNROLL
 #endif
 
-/* Broadcast form: C[m][16v + j] (+)= sum_{kk < K} a[m*lda + kk] * b[kk*ldb + 16v + j]. The accumulator
+/* Broadcast form: C[m][16v + j] (+)= sum_{kk < K} a[m*lda + kk] * b[kk*ldb + 16v + j] (the block's sum, then
+ * added to C when acc). The accumulator
  * array has the tile's exact size (the compiler keeps it in registers only then). */
 #define SM_BCAST(MR, NV)                                                                                        \
     static void sm_bcast_##MR##_##NV(uint64_t K, const float* restrict a, uint64_t lda, const float* restrict b, \
@@ -90,8 +106,7 @@ typedef struct conv_small {
         __m512 c[MR][NV];                                                                                         \
         unsigned m, v;                                                                                            \
         uint64_t kk;                                                                                              \
-        SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] =                         \
-            acc ? _mm512_load_ps(C + m * ldc + 16 * v) : _mm512_setzero_ps();                                     \
+        SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_setzero_ps();    \
         for (kk = 0; kk < K; ++kk) {                                                                              \
             __m512 bv[NV];                                                                                        \
             const float* bk = b + kk * ldb;                                                                       \
@@ -103,6 +118,10 @@ typedef struct conv_small {
                 const __m512 av = _mm512_set1_ps(a[m * lda + kk]);                                                \
                 SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);                \
             }                                                                                                     \
+        }                                                                                                         \
+        if (acc) { /* block sums added to the running sums */                                                  \
+            SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] =                     \
+                _mm512_add_ps(c[m][v], _mm512_load_ps(C + m * ldc + 16 * v));                                     \
         }                                                                                                         \
         SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v)                                    \
             _mm512_store_ps(C + m * ldc + 16 * v, c[m][v]);                                                       \
@@ -341,19 +360,27 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
             }
         } else {
             const uint64_t nvec = s->Ppad / 16;
-            for (k0 = 0; k0 < s->K; k0 += s->kc) {
-                const uint64_t kn = s->K - k0 < s->kc ? s->K - k0 : s->kc;
-                for (r = oc0; r < oc1;) {
-                    const unsigned mr = oc1 - r >= s->mr ? s->mr : 1u;
-                    const float* a = s->w + (g * p->Cout_g + r) * s->lda + k0;
-                    uint64_t v0;
-                    for (v0 = 0; v0 < nvec; v0 += s->nv) {
-                        const unsigned nv = nvec - v0 >= s->nv ? s->nv : (unsigned)(nvec - v0);
-                        sm_bcast_pick(mr, nv)(kn, a, s->lda, Bng + k0 * s->ldb + 16 * v0, s->ldb,
-                                              C + (r - oc0) * s->Ppad + 16 * v0, s->Ppad, k0 != 0);
+            /* B within L2: row blocks outermost, so each filter row is read front to back in one go; else K
+             * blocks outermost, so a block of B serves every row block from L2 */
+            const int rows_outer = s->b_floats * sizeof(float) <= CONV_SMALL_B_L2;
+            uint64_t r0 = oc0;
+            while (r0 < oc1) {
+                const uint64_t r1 = rows_outer ? (oc1 - r0 >= s->mr ? r0 + s->mr : r0 + 1) : oc1;
+                for (k0 = 0; k0 < s->K; k0 += s->kc) {
+                    const uint64_t kn = s->K - k0 < s->kc ? s->K - k0 : s->kc;
+                    for (r = r0; r < r1;) {
+                        const unsigned mr = r1 - r >= s->mr ? s->mr : 1u;
+                        const float* a = s->w + (g * p->Cout_g + r) * s->lda + k0;
+                        uint64_t v0;
+                        for (v0 = 0; v0 < nvec; v0 += s->nv) {
+                            const unsigned nv = nvec - v0 >= s->nv ? s->nv : (unsigned)(nvec - v0);
+                            sm_bcast_pick(mr, nv)(kn, a, s->lda, Bng + k0 * s->ldb + 16 * v0, s->ldb,
+                                                  C + (r - oc0) * s->Ppad + 16 * v0, s->Ppad, k0 != 0);
+                        }
+                        r += mr;
                     }
-                    r += mr;
                 }
+                r0 = r1;
             }
         }
         sm_epilogue(s, n, g, oc0, oc1 - oc0, C, worker);
@@ -424,6 +451,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
         s.mr = s.nv == 4 ? 6u : s.nv == 3 ? 8u : s.nv == 2 ? 12u : 16u;
         s.kc = CONV_SMALL_B_BYTES / (s.Ppad * sizeof(float));
         if (s.kc < 64) s.kc = 64;
+        if (s.kc > CONV_SMALL_KC) s.kc = CONV_SMALL_KC;
     } else {
         s.mr = 8;
     }

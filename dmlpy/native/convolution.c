@@ -1903,9 +1903,15 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
 #endif
     /* the fast paths multiply padding zeros by filter taps: an infinite or NaN weight takes the direct path */
-    st = run_small(p, macs, threadCount); /* checks its sums instead (conv_small.h) */
-    finite = st < 0 ? filter_is_finite(&wt) : 1;
-    if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);
+    {
+        /* the few-positions path first, except where Winograd's fewer multiply-adds win (conv_small.h) */
+        const uint64_t positions = p->dim[0].outc * p->dim[1].outc * p->dim[2].outc;
+        const int small_first = dims != 2 || positions < CONV_SMALL_WINO_P;
+        st = small_first ? run_small(p, macs, threadCount) : -1; /* checks its sums, not the filter */
+        finite = st < 0 ? filter_is_finite(&wt) : 1;
+        if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);
+        if (st < 0 && !small_first && finite) st = run_small(p, macs, threadCount);
+    }
     if (st < 0 && finite) st = run_fast(p, macs, outputs_count, threadCount);
     if (st < 0) {
         uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;
