@@ -50,6 +50,12 @@
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
  *
+ * 4. Few-positions path (conv_small.h, run_small; AVX-512 builds): FORWARD with at most CONV_SMALL_MAX_P
+ *   computed outputs per image and group and many channels, where the filter is the large operand: the
+ *   input is copied im2col-style once, the filter is streamed in its stored layout. Tried first (2-D 3x3
+ *   stride-1 problems from CONV_SMALL_WINO_P positions on: after Winograd); it checks its own sums for
+ *   infinities and NaNs instead of the filter scan below.
+ *
  * Padding taps are skipped (docs/convolution-semantics.md): an output is the sum over the taps that land on
  * real input only, so an infinite or NaN weight whose taps all fall in padding does not reach it. The direct
  * path never visits such taps. The GEMM, depthwise and Winograd paths read padding as stored zeros, and
