@@ -75,6 +75,9 @@ typedef struct conv_small {
     float* B;           /* per (n, g): broadcast K x Ppad (ldb = Ppad); dot P x Kpad (ldb = Kpad) */
     uint64_t ldb, b_floats;
     uint64_t Kpad;
+    uint64_t ntail;     /* broadcast form: the last P % 16 (1..4) positions as dot products, position-major
+                         * after B (ntail x Kpad): a vector of 16 lanes for them would be mostly empty */
+    uint64_t nvec;      /* broadcast form: 16-position vectors computed */
     int32_t* tapoff;    /* [kvol][Ppad]: input spatial offset of tap t at position p, -1: padding */
     uint64_t* yoff;     /* [P] output spatial offset */
     int dense_out;      /* yoff[p] == p */
@@ -255,6 +258,12 @@ static void sm_pack_b(const conv_small* s, uint64_t n, uint64_t g, uint64_t k0, 
                 for (; q < s->Ppad; ++q) Bng[kk * s->ldb + q] = 0.0f;
             }
         }
+        if (s->ntail) {
+            /* the tail positions again, position-major */
+            float* bt = Bng + s->K * s->Ppad + kk;
+            const float* row = Bng + kk * s->ldb + (s->P - s->ntail);
+            for (q = 0; q < s->ntail; ++q) bt[q * s->Kpad] = row[q];
+        }
     }
 }
 
@@ -308,6 +317,36 @@ static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc
     if (bad) s->nonfinite[worker] = 1;
 }
 
+/* Dot products of rows [r0, r1) (of group g; C rows from oc0) with pb <= 4 position-major rows bt (ldb apart),
+ * into C columns from q0. Rows in blocks of 4 (6, 8 for 2, 1 positions). */
+static void sm_dot_rows(const conv_small* s, uint64_t g, uint64_t oc0, uint64_t r0, uint64_t r1, const float* bt,
+                        unsigned pb, float* C, uint64_t q0) {
+    const conv_plan* p = s->p;
+    const unsigned mr = pb >= 3 ? 4u : pb == 2 ? 6u : 8u;
+    uint64_t r;
+    for (r = r0; r < r1;) {
+        const float* a = s->w + (g * p->Cout_g + r) * s->lda;
+        float* c = C + (r - oc0) * s->Ppad + q0;
+        if (r1 - r >= mr) {
+            switch (pb) {
+            case 4: sm_dot_4_4(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            case 3: sm_dot_4_3(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            case 2: sm_dot_6_2(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            default: sm_dot_8_1(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            }
+            r += mr;
+        } else {
+            switch (pb) {
+            case 4: sm_dot_1_4(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            case 3: sm_dot_1_3(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            case 2: sm_dot_1_2(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            default: sm_dot_1_1(s->K, a, s->lda, bt, s->Kpad, c, s->Ppad); break;
+            }
+            r += 1;
+        }
+    }
+}
+
 /* Compute items (n, g, run of s->rows output channels); then the output-padding fills. */
 static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const conv_small* s = (const conv_small*)vp;
@@ -330,36 +369,14 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
         if (oc0 >= oc1) continue;
         Bng = s->B + ng * s->b_floats;
         if (s->dot) {
-            /* rows in blocks of 4 (6, 8 for 2, 1 positions), positions in blocks of at most 4 */
+            /* positions in blocks of at most 4 */
             uint64_t q0;
             for (q0 = 0; q0 < s->P; q0 += 4) {
                 const unsigned pb = s->P - q0 >= 4 ? 4u : (unsigned)(s->P - q0);
-                const unsigned mr = pb >= 3 ? 4u : pb == 2 ? 6u : 8u;
-                for (r = oc0; r < oc1;) {
-                    const float* a = s->w + (g * p->Cout_g + r) * s->lda;
-                    const float* bt = Bng + q0 * s->ldb;
-                    float* c = C + (r - oc0) * s->Ppad + q0;
-                    if (oc1 - r >= mr) {
-                        switch (pb) {
-                        case 4: sm_dot_4_4(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        case 3: sm_dot_4_3(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        case 2: sm_dot_6_2(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        default: sm_dot_8_1(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        }
-                        r += mr;
-                    } else {
-                        switch (pb) {
-                        case 4: sm_dot_1_4(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        case 3: sm_dot_1_3(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        case 2: sm_dot_1_2(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        default: sm_dot_1_1(s->K, a, s->lda, bt, s->ldb, c, s->Ppad); break;
-                        }
-                        r += 1;
-                    }
-                }
+                sm_dot_rows(s, g, oc0, oc0, oc1, Bng + q0 * s->Kpad, pb, C, q0);
             }
         } else {
-            const uint64_t nvec = s->Ppad / 16;
+            const uint64_t nvec = s->nvec;
             /* B within L2: row blocks outermost, so each filter row is read front to back in one go; else K
              * blocks outermost, so a block of B serves every row block from L2 */
             const int rows_outer = s->b_floats * sizeof(float) <= CONV_SMALL_B_L2;
@@ -379,6 +396,9 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                         }
                         r += mr;
                     }
+                }
+                if (s->ntail) {
+                    sm_dot_rows(s, g, oc0, r0, r1, Bng + s->K * s->Ppad, (unsigned)s->ntail, C, s->P - s->ntail);
                 }
                 r0 = r1;
             }
@@ -414,7 +434,9 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     s.dot = s.P <= CONV_SMALL_DOT_P;
     s.Kpad = (s.K + 15) & ~(uint64_t)15;
     s.ldb = s.dot ? s.Kpad : s.Ppad;
-    s.b_floats = s.dot ? s.P * s.Kpad : s.K * s.Ppad;
+    s.ntail = !s.dot && s.P > 16 && s.P % 16 != 0 && s.P % 16 <= 4 ? s.P % 16 : 0;
+    s.nvec = (s.P - s.ntail + 15) / 16;
+    s.b_floats = s.dot ? s.P * s.Kpad : s.K * s.Ppad + s.ntail * s.Kpad;
 
     /* filter: in place when float32 and each row's K elements are contiguous (OIHW or OHWI order) */
     {
@@ -446,7 +468,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
 
     /* items: (n, g, run of rows); rows a multiple of the tile height */
     if (!s.dot) {
-        const uint64_t nvec = s.Ppad / 16;
+        const uint64_t nvec = s.nvec;
         s.nv = nvec >= 4 ? 4u : (unsigned)nvec;
         s.mr = s.nv == 4 ? 6u : s.nv == 3 ? 8u : s.nv == 2 ? 12u : 16u;
         s.kc = CONV_SMALL_B_BYTES / (s.Ppad * sizeof(float));
@@ -546,12 +568,13 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
         if (s.kchunk < 1) s.kchunk = 1;
         nk = (s.K + s.kchunk - 1) / s.kchunk;
         s.b_items = p->N * p->G * nk;
-        if (s.dot && s.Kpad > s.K) {
+        if ((s.dot || s.ntail) && s.Kpad > s.K) {
             /* zero tails of the position-major rows */
+            const uint64_t first = s.dot ? 0 : s.K * s.Ppad, rows = s.dot ? s.P : s.ntail;
             uint64_t ng;
             for (ng = 0; ng < p->N * p->G; ++ng) {
-                for (q = 0; q < s.P; ++q) {
-                    memset(s.B + ng * s.b_floats + q * s.Kpad + s.K, 0, (size_t)(s.Kpad - s.K) * sizeof(float));
+                for (q = 0; q < rows; ++q) {
+                    memset(s.B + ng * s.b_floats + first + q * s.Kpad + s.K, 0, (size_t)(s.Kpad - s.K) * sizeof(float));
                 }
             }
         }
