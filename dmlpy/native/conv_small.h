@@ -16,7 +16,8 @@
  *       B stays in L2 while every row block consumes it, each block's sums added to the running sums;
  *     - dot form (P <= CONV_SMALL_DOT_P: 16-lane vectors over positions would be mostly empty): B is kept
  *       position-major (BT[p][kk]) and each C[oc][p] is a dot product over kk, vectorised along kk
- *       (MR rows x PB positions of accumulators, reduced once at the end);
+ *       (MR rows x PB positions of accumulators, reduced once at the end); also the last P % 16 positions
+ *       of the broadcast form when there are 1 to 4 of them (run on each row block right after it);
  *  3. adds the bias, applies the fused activation and stores (float16: one rounding).
  * Work items are (image, group, run of output channels): every thread reads only its own filter rows.
  * Each output element is one item's sum over kk in a fixed order (K blocks, or 16 lanes then a reduction),
