@@ -417,7 +417,7 @@ def _conv_workload(name: str, shape: tuple[int, ...], out_channels: int, kernel:
 
 
 def convolution_workloads() -> list[Workload]:
-    """Transposed convolutions (decoder layers, depthwise, output_padding, 3-D) and one forward convolution."""
+    """Transposed convolutions (decoder layers, depthwise, output_padding, 3-D) and forward ones (56x56 and few-position stages)."""
     return [
         _conv_workload("conv backward 1x256x32x32->128 k4 s2 p1 fp32", (1, 256, 32, 32), 128, 4, 2, 1),
         _conv_workload("conv backward 1x256x32x32->128 k4 s2 p1 fp16", (1, 256, 32, 32), 128, 4, 2, 1, dtype=np.float16),
@@ -427,6 +427,10 @@ def convolution_workloads() -> list[Workload]:
         _conv_workload("conv backward 1x128x28x28->64 k3 s2 p1 output_padding 1 fp32", (1, 128, 28, 28), 64, 3, 2, 1, output_padding=1),
         _conv_workload("conv backward 3-D 1x64x16x32x32->32 k2 s2 fp32", (1, 64, 16, 32, 32), 32, 2, 2, 0),
         _conv_workload("conv forward 1x64x56x56->64 k3 s1 p1 fp32", (1, 64, 56, 56), 64, 3, 1, 1, backward=False),
+        # few output positions, many channels (the late stages of ResNets): the filter is the large operand
+        _conv_workload("conv forward 1x512x7x7->512 k3 s1 p1 fp32", (1, 512, 7, 7), 512, 3, 1, 1, backward=False),
+        _conv_workload("conv forward 1x256x14x14->1024 k1 s1 p0 fp32", (1, 256, 14, 14), 1024, 1, 1, 0, backward=False),
+        _conv_workload("conv forward 1x128x4x4->128 k3 s1 p1 fp32", (1, 128, 4, 4), 128, 3, 1, 1, backward=False),
     ]
 
 

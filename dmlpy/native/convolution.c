@@ -50,6 +50,12 @@
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
  *
+ * 4. Few-positions path (conv_small.h, run_small; AVX-512 builds): FORWARD with at most CONV_SMALL_MAX_P
+ *   computed outputs per image and group and many channels, where the filter is the large operand: the
+ *   input is copied im2col-style once, the filter is streamed in its stored layout. Tried first (2-D 3x3
+ *   stride-1 problems from CONV_SMALL_WINO_P positions on: after Winograd); it checks its own sums for
+ *   infinities and NaNs instead of the filter scan below.
+ *
  * Padding taps are skipped (docs/convolution-semantics.md): an output is the sum over the taps that land on
  * real input only, so an infinite or NaN weight whose taps all fall in padding does not reach it. The direct
  * path never visits such taps. The GEMM, depthwise and Winograd paths read padding as stored zeros, and
@@ -285,12 +291,34 @@ static int filter_is_finite(const dmlpy_tensor* wt) {
     while (outer > 0 && (wt->sizes[outer - 1] == 1 || wt->strides[outer - 1] == run)) run *= wt->sizes[--outer];
     for (i = 0; i < outer; ++i) rows *= wt->sizes[i]; /* rows * run <= 2^32 - 1: checked by tensor_from_desc */
     for (r = 0; r < rows; ++r) {
+        j = 0;
         if (wt->data_type == DML_TENSOR_DATA_TYPE_FLOAT16) {
             const uint16_t* h = (const uint16_t*)wt->data + off;
-            for (j = 0; j < run; ++j) bad |= (h[j] & 0x7C00u) == 0x7C00u;
+#if defined(CONV_AVX512)
+            {
+                const __m512i e = _mm512_set1_epi16(0x7C00);
+                __mmask32 hit = 0;
+                for (; j + 32 <= run; j += 32) {
+                    hit |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(_mm512_loadu_si512((const void*)(h + j)), e), e);
+                }
+                bad |= hit != 0;
+            }
+#endif
+            for (; j < run; ++j) bad |= (h[j] & 0x7C00u) == 0x7C00u;
         } else {
             const char* f = wt->data + off * 4;
-            for (j = 0; j < run; ++j) {
+#if defined(CONV_AVX512)
+            {
+                /* the scalar loop below is not vectorised by every compiler: 4 bytes a cycle on a 9 MB filter */
+                const __m512i e = _mm512_set1_epi32(0x7F800000);
+                __mmask16 hit = 0;
+                for (; j + 16 <= run; j += 16) {
+                    hit |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_loadu_si512((const void*)(f + j * 4)), e), e);
+                }
+                bad |= hit != 0;
+            }
+#endif
+            for (; j < run; ++j) {
                 uint32_t bits;
                 memcpy(&bits, f + j * 4, sizeof bits);
                 bad |= (bits & 0x7F800000u) == 0x7F800000u;
@@ -938,6 +966,10 @@ static void compute_run_fused(void* vp, uint64_t begin, uint64_t end, unsigned w
     if (p->nt) _mm_sfence();
 #endif
 }
+
+/* ---- few-output-pixels path: conv_small.h (run_small) --------------------------------------------- */
+
+#include "conv_small.h"
 
 /* ---- depthwise path ------------------------------------------------------------------------------ */
 
@@ -1877,8 +1909,15 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p->nt = !p->half && yt.extent_bytes > CONV_NT_BYTES;
 #endif
     /* the fast paths multiply padding zeros by filter taps: an infinite or NaN weight takes the direct path */
-    finite = filter_is_finite(&wt);
-    st = dims == 2 && finite ? try_winograd(p, threadCount) : -1;
+    {
+        /* the few-positions path first, except where Winograd's fewer multiply-adds win (conv_small.h) */
+        const uint64_t positions = p->dim[0].outc * p->dim[1].outc * p->dim[2].outc;
+        const int small_first = dims != 2 || positions < CONV_SMALL_WINO_P;
+        st = small_first ? run_small(p, macs, threadCount) : -1; /* checks its sums, not the filter */
+        finite = st < 0 ? filter_is_finite(&wt) : 1;
+        if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);
+        if (st < 0 && !small_first && finite) st = run_small(p, macs, threadCount);
+    }
     if (st < 0 && finite) st = run_fast(p, macs, outputs_count, threadCount);
     if (st < 0) {
         uint64_t rows = p->N * p->Cout * p->dim[0].out * p->dim[1].out;

@@ -1131,3 +1131,165 @@ def test_a_non_finite_weight_is_found_through_a_channels_last_filter_layout(devi
     np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
     finite = np.isfinite(expected)
     np.testing.assert_allclose(y[finite], expected[finite], rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Few output positions, many channels (dmlpy/native/conv_small.h): FORWARD with at most CONV_SMALL_MAX_P
+# computed outputs per image and group, at least 64 (input channel, tap) pairs and 16 output channels per
+# group. The input is copied im2col-style once and the filter is read in its stored layout; up to
+# CONV_SMALL_DOT_P positions the sums are dot products along the channels. These cases take it (the NumPy
+# backend runs them as the reference does) and are held to the oracles of check_case.
+
+
+def small_path_limits() -> dict[str, int]:
+    """CONV_SMALL_MAX_P, CONV_SMALL_DOT_P and CONV_SMALL_WINO_P as conv_small.h defines them (skips without the sources)."""
+    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "conv_small.h")
+    if not os.path.exists(path):
+        pytest.skip("the native sources are not installed with this dmlpy")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    return {name: int(re.search(rf"#define CONV_SMALL_{name} (\d+)", source).group(1)) for name in ("MAX_P", "DOT_P", "WINO_P")}  # type: ignore[union-attr]
+
+
+@st.composite
+def small_output_cases(draw: st.DrawFn, spatial: int, dtype: str = "float32") -> ConvCase:
+    """FORWARD, few outputs per dim, enough channels that the filter is the large operand: groups, strides,
+    dilations, asymmetric padding, OutputPadding, both modes, bias, fused activations and every layout."""
+    groups = draw(st.integers(1, 2))
+    kernel, strides, dilations, start, end, output_padding, in_spatial = [], [], [], [], [], [], []
+    with_output_padding = draw(st.integers(0, 4)) == 0
+    longest = {1: 40, 2: 9, 3: 4}[spatial]
+    for _ in range(spatial):
+        k, s, d = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        sp, ep = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+        keff = (k - 1) * d + 1
+        low = max(1, keff - sp - ep)
+        in_spatial.append(draw(st.integers(low, max(low, longest))))
+        output_padding.append(draw(st.integers(0, 1)) if with_output_padding else 0)
+        kernel.extend([k])
+        strides.append(s)
+        dilations.append(d)
+        start.append(sp)
+        end.append(ep)
+    kvol = math.prod(kernel)
+    cin_g = draw(st.integers(-(-64 // kvol), -(-64 // kvol) + 24))
+    cout_g = draw(st.integers(16, 40))
+    return ConvCase(
+        direction=int(FORWARD), mode=draw(st.sampled_from([int(CROSS), int(CONVOLUTION)])),
+        in_sizes=(draw(st.integers(1, 2)), cin_g * groups, *in_spatial), filter_sizes=(cout_g * groups, cin_g, *kernel),
+        strides=tuple(strides), dilations=tuple(dilations), start=tuple(start), end=tuple(end),
+        output_padding=tuple(output_padding), extra=(0,) * spatial, groups=groups,
+        bias=draw(st.booleans()), activation=draw(st.sampled_from([None, None, *ALL])), dtype=dtype,
+        layouts=tuple(draw(st.sampled_from(LAYOUTS[kind])) for kind in "xwby"),  # type: ignore[arg-type]
+        seed=draw(st.integers(0, 2**32 - 1)),
+    )  # fmt: skip
+
+
+@settings(PROPERTY, max_examples=60)
+@given(case=small_output_cases(spatial=2))
+def test_property_few_outputs_many_channels_2d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=30)
+@given(case=st.one_of(small_output_cases(spatial=1), small_output_cases(spatial=3)))
+def test_property_few_outputs_many_channels_1d_and_3d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=30)
+@given(case=st.one_of(small_output_cases(spatial=2, dtype="float16"), small_output_cases(spatial=1, dtype="float16")))
+def test_property_few_outputs_many_channels_fp16(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def small_case(in_sizes: tuple[int, ...], filter_sizes: tuple[int, ...], **fields: Any) -> ConvCase:
+    spatial = len(in_sizes) - 2
+    zeros, ones = (0,) * spatial, (1,) * spatial
+    defaults: dict[str, Any] = {
+        "mode": int(CROSS), "strides": ones, "dilations": ones, "start": ones, "end": ones, "output_padding": zeros, "extra": zeros,
+        "groups": 1, "bias": False, "activation": None, "dtype": "float32", "layouts": ("packed",) * 4, "seed": 31,
+    }  # fmt: skip
+    defaults.update(fields)
+    return ConvCase(direction=int(FORWARD), in_sizes=in_sizes, filter_sizes=filter_sizes, **defaults)
+
+
+SMALL_OUTPUT_CASES = {
+    "ResNet's last stage shape, 7x7, bias and relu": small_case((1, 128, 7, 7), (64, 128, 3, 3), bias=True, activation=Activation("RELU")),
+    "2x2 outputs (dot products), 2 groups, CONVOLUTION mode": small_case((2, 96, 2, 2), (48, 48, 3, 3), groups=2, mode=int(CONVOLUTION), seed=32),
+    "1x1 output from a 3x3 input, no padding (one position)": small_case((1, 80, 3, 3), (24, 80, 3, 3), start=(0, 0), end=(0, 0), seed=33),
+    "1x1 filter, 14x14, NHWC input and output, channels-last filter": small_case(
+        (1, 64, 14, 14), (40, 64, 1, 1), start=(0, 0), end=(0, 0), layouts=("nhwc", "channels-last", "packed", "nhwc"), seed=34,
+    ),
+    "stride 2 dilation 2, asymmetric padding, OutputPadding, zero-stride bias, leaky relu": small_case(
+        (1, 48, 9, 8), (32, 48, 3, 3), strides=(2, 2), dilations=(2, 2), start=(2, 0), end=(1, 2), output_padding=(1, 0),
+        bias=True, activation=Activation("LEAKY_RELU", (0.1,)), layouts=("packed", "packed", "zero-strides", "packed"), seed=35,
+    ),
+    "fp16, padded layouts, sigmoid, 4x4": small_case(
+        (1, 64, 4, 4), (32, 64, 3, 3), dtype="float16", bias=True, activation=Activation("SIGMOID"), layouts=("padded", "padded", "packed", "padded"), seed=36,
+    ),
+    "fp16 dot products, NHWC, 3x3 outputs": small_case(
+        (1, 72, 3, 3), (20, 72, 3, 3), dtype="float16", layouts=("nhwc", "channels-last", "packed", "nhwc"), seed=37,
+    ),
+    "3-D, 2x2x2 outputs": small_case((1, 16, 2, 2, 2), (24, 16, 3, 3, 3), seed=38),
+    "K blocks: 2304 channel-taps x 64 positions (B larger than one block)": small_case((1, 256, 8, 8), (24, 256, 3, 3), seed=39),
+}
+
+
+@pytest.mark.parametrize("case", list(SMALL_OUTPUT_CASES.values()), ids=list(SMALL_OUTPUT_CASES))
+def test_few_output_convolutions_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def test_the_few_output_cases_meet_the_native_selection_limits() -> None:
+    """Each case is FORWARD with at most MAX_P computed positions per image and group, 64+ channel-taps and
+    16+ output channels per group; some are dot-product cases (<= DOT_P positions), some are not."""
+    limit = small_path_limits()
+    positions = []
+    for name, case in SMALL_OUTPUT_CASES.items():
+        computed = math.prod(size - op for size, op in zip(case.out_sizes[2:], case.output_padding, strict=True))
+        assert case.direction == int(FORWARD) and 0 < computed <= limit["MAX_P"], name
+        assert case.filter_sizes[1] * math.prod(case.filter_sizes[2:]) >= 64 and case.filter_sizes[0] // case.groups >= 16, name
+        positions.append(computed)
+    assert min(positions) <= limit["DOT_P"] < max(positions)
+
+
+@pytest.mark.parametrize(("x_sizes", "cout", "kernel"), [((1, 256, 7, 7), 96, 3), ((2, 128, 2, 2), 40, 3), ((1, 64, 14, 14), 80, 1)], ids=["7x7", "2x2-dot-products", "1x1-filter-14x14"])
+def test_few_output_results_do_not_depend_on_the_thread_count(rng: np.random.Generator, x_sizes: tuple[int, ...], cout: int, kernel: int) -> None:
+    """Items are runs of output channels; each output is one item's sum in kk order whatever the split."""
+    x = rng.uniform(-1, 1, x_sizes).astype(np.float32)
+    w = rng.uniform(-1, 1, (cout, x_sizes[1], kernel, kernel)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, cout, 1, 1)).astype(np.float32)
+    pad = (kernel // 2,) * 2
+    desc = conv_desc(x.shape, w.shape, (x_sizes[0], cout, *x_sizes[2:]), start=pad, end=pad, bias=True)
+    np.testing.assert_array_equal(run_conv(desc, native_device(threads=1), x, w, b), run_conv(desc, native_device(threads=2), x, w, b))
+
+
+@pytest.mark.parametrize("positions", [(1, 1), (1, 20)], ids=["dot-products", "broadcast"])
+def test_an_infinite_weight_over_padding_is_skipped_with_few_outputs_and_many_channels(device: dmlpy.Device, rng: np.random.Generator, positions: tuple[int, int]) -> None:
+    """3x3 filter, padding 1, input height 1: the taps of filter rows 0 and 2 fall in padding for every output, so an
+    infinite weight there reaches no output (the direct sum skips padding taps); NaN would come from 0 * inf."""
+    x = rng.uniform(-1, 1, (1, 64, *positions)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, 64, 3, 3)).astype(np.float32)
+    w[3, 10, 0, 1] = np.inf
+    w[7, 0, 2, 2] = -np.inf
+    desc = conv_desc(x.shape, w.shape, (1, 16, *positions), start=(1, 1), end=(1, 1))
+    finite_w = w.copy()
+    finite_w[~np.isfinite(finite_w)] = 0.0
+    expected = oracle_forward(x, finite_w, (1, 1), (1, 1), (1, 1), positions, 1)
+    y = run_conv(desc, device, x, w)
+    assert np.isfinite(y).all()
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_an_infinite_weight_on_a_real_tap_reaches_its_outputs_with_few_outputs(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """The centre tap multiplies a real input at every output: +inf times positive inputs gives +inf in that output
+    channel only, the other channels stay finite and equal the direct sum."""
+    x = rng.uniform(0.5, 1, (1, 64, 3, 3)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, 64, 3, 3)).astype(np.float32)
+    w[5, 2, 1, 1] = np.inf
+    desc = conv_desc(x.shape, w.shape, (1, 16, 3, 3), start=(1, 1), end=(1, 1))
+    y = run_conv(desc, device, x, w)
+    assert np.isposinf(y[0, 5]).all()
+    others = [c for c in range(16) if c != 5]
+    np.testing.assert_allclose(y[0, others], oracle_forward(x, w[others], (1, 1), (1, 1), (1, 1), (3, 3), 1)[0], rtol=1e-4, atol=1e-4)
