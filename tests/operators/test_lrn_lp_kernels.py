@@ -21,8 +21,15 @@ from conftest import assert_rule
 import dmlpy
 from dmlpy import buffer_tensor, nhwc_strides
 from dmlpy.builder import GraphBuilder
-from dmlpy.operators.normalization import DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC, DML_LP_NORMALIZATION_OPERATOR_DESC
-from dmlpy.operators.pooling import DML_LP_POOLING1_OPERATOR_DESC, DML_LP_POOLING_OPERATOR_DESC, average_pooling_output_sizes
+from dmlpy.operators.normalization import (
+    DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC,
+    DML_LP_NORMALIZATION_OPERATOR_DESC,
+)
+from dmlpy.operators.pooling import (
+    DML_LP_POOLING1_OPERATOR_DESC,
+    DML_LP_POOLING_OPERATOR_DESC,
+    average_pooling_output_sizes,
+)
 
 F32, F16 = np.float32, np.float16
 FL = dmlpy.DML_FEATURE_LEVEL
