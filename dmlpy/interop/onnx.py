@@ -57,6 +57,10 @@ BatchNormalization                 all (inference)          BATCH_NORMALIZATION
 InstanceNormalization, LayerNorm-  all                      MEAN_VARIANCE_NORMALIZATION1 (GroupNormalization
 alization, MeanVarianceNormaliza-                           over x read as {N, G, C/G, spatial})
 tion, GroupNormalization
+LRN                                all                      LOCAL_RESPONSE_NORMALIZATION (CrossChannel;
+                                                            any rank read as {N, C, 1, rest})
+LpPool, GlobalLpPool               all (integer p)          LP_POOLING; LP_POOLING1 when dilated
+LpNormalization                    all                      LP_NORMALIZATION (Epsilon 1e-5)
 ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
 LogSum/LogSumExp/SumSquare         input)
 ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
