@@ -67,9 +67,12 @@ from dmlpy.operators.activation import (
 from dmlpy.operators import activation as _activation_family
 from dmlpy.operators.convolution import DML_CONVOLUTION_OPERATOR_DESC, DML_GEMM_OPERATOR_DESC, backward_output_size, forward_output_size
 from dmlpy.operators.normalization import DML_BATCH_NORMALIZATION_OPERATOR_DESC, DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC
+from dmlpy.operators.normalization import DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC, DML_LP_NORMALIZATION_OPERATOR_DESC
 from dmlpy.operators.pooling import (
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_LP_POOLING1_OPERATOR_DESC,
+    DML_LP_POOLING_OPERATOR_DESC,
     DML_MAX_POOLING1_OPERATOR_DESC,
     DML_MAX_POOLING2_OPERATOR_DESC,
     DML_MAX_POOLING_OPERATOR_DESC,
@@ -1163,6 +1166,81 @@ class GraphBuilder:
     def broadcast(self, x: Tensor, sizes: Sequence[int]) -> Tensor:
         """``x`` read as ``sizes`` through stride 0 (no node): ``expand(x, sizes, copy=False)``."""
         return self.expand(x, sizes, copy=False)
+
+    # --- LRN, Lp pooling and normalization ---
+
+    def local_response_normalization(self, x: Tensor, local_size: int, *, alpha: float = 0.0001, beta: float = 0.75, bias: float = 1.0, cross_channel: bool = True) -> Tensor:
+        """LOCAL_RESPONSE_NORMALIZATION of a 4-D ``x``: ``x / (bias + alpha / local_size * sum(x^2 over the local region))^beta``.
+
+        The region is ``local_size`` channels (``cross_channel=True``, ONNX LRN's) or ``local_size``
+        x ``local_size`` positions of H and W, clipped to the tensor. Defaults: the values the
+        DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC page recommends (ONNX LRN's alpha means the same).
+        """
+        call = "local_response_normalization"
+        x = self._tensor_argument(call, "x", x)
+        desc = DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), CrossChannel=cross_channel, LocalSize=local_size, Alpha=alpha, Beta=beta, Bias=bias)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "LocalSize": "local_size", "Alpha": "alpha", "Beta": "beta", "Bias": "bias", "CrossChannel": "cross_channel"}
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
+    def lp_pooling(
+        self,
+        x: Tensor,
+        window: Sequence[int],
+        strides: Sequence[int] | None = None,
+        start_padding: Sequence[int] | None = None,
+        end_padding: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        *,
+        p: int = 2,
+        ceil: bool = False,
+    ) -> Tensor:
+        """Lp pooling, ``(sum |x|^p over the window)^(1/p)``; DirectML's defaults: strides 1, no padding, no dilation.
+
+        One int stands for every spatial axis. Dilations make it LP_POOLING1 (feature level 6.2).
+        ``ceil=True`` gives the ceil shape (ONNX's ceil_mode) where one more window starts inside
+        input + start padding; taps past the padded input add nothing.
+        """
+        call = "lp_pooling"
+        x = self._tensor_argument(call, "x", x)
+        if window is None:
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
+            raise TypeError(msg)
+        spatial = len(x.sizes) - 2
+        window = _per_axis(window, spatial, None)
+        strides = _per_axis(strides, spatial, 1)
+        start_padding = _per_axis(start_padding, spatial, 0)
+        end_padding = _per_axis(end_padding, spatial, 0)
+        dilations = _per_axis(dilations, spatial, 1)
+        sizes = list(_pooling_sizes(x.sizes, window, strides, start_padding, end_padding, dilations))
+        if ceil:
+            for i in range(spatial):
+                try:
+                    sizes[i + 2] += ceil_shape_allowed(x.sizes[i + 2], window[i], strides[i], start_padding[i], end_padding[i], dilations[i])
+                except _INFERENCE_ERRORS:
+                    pass  # validation names the argument
+        common = {"OutputTensor": self._output(x, sizes), "DimensionCount": spatial, "Strides": strides, "WindowSize": window, "StartPadding": start_padding,
+                  "EndPadding": end_padding, "P": p}  # fmt: skip
+        dilated = not isinstance(dilations, tuple) or any(d != 1 for d in dilations)
+        desc: Any = DML_LP_POOLING1_OPERATOR_DESC(Dilations=dilations, **common) if dilated else DML_LP_POOLING_OPERATOR_DESC(**common)
+        arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding", "Dilations": "dilations",
+                     "OutputTensor": "x", "InputTensor": "x", "DimensionCount": "window", "P": "p", "OPERATOR.FEATURE_LEVEL": "dilations"}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
+    def lp_normalization(self, x: Tensor, axis: int = -1, *, p: int = 2, epsilon: float = 1e-5) -> Tensor:
+        """LP_NORMALIZATION: ``x / max(||x||_p along axis, epsilon)``, ``p`` 1 or 2 (a negative ``axis`` counts from the end).
+
+        Defaults: ONNX LpNormalization's axis and p, and the epsilon the
+        DML_LP_NORMALIZATION_OPERATOR_DESC page recommends.
+        """
+        call = "lp_normalization"
+        x = self._tensor_argument(call, "x", x)
+        rank = len(x.sizes)
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not -rank <= axis < rank:
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument 'axis' is {axis!r}, expected an integer in [{-rank}, {rank - 1}]"
+            raise ValueError(msg)
+        desc = DML_LP_NORMALIZATION_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), Axis=int(axis) % rank, Epsilon=epsilon, P=p)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "Axis": "axis", "Epsilon": "epsilon", "P": "p"}
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""

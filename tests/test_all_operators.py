@@ -57,7 +57,7 @@ def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
     )  # fmt: skip
 
 
-def test_the_registry_holds_every_operator_type_and_121_kernels() -> None:
+def test_the_registry_holds_every_operator_type_and_125_kernels() -> None:
     assert set(REGISTRY) == {t for t in OP if t != OP.INVALID}
     emulated = emulated_operators()
     element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
@@ -66,8 +66,9 @@ def test_the_registry_holds_every_operator_type_and_121_kernels() -> None:
     resampling = {OP.RESAMPLE, OP.RESAMPLE1, OP.RESAMPLE2, OP.RESAMPLE3}  # C kernel: dmlpy/native/resampling.c
     max_pooling = {OP.MAX_POOLING, OP.MAX_POOLING1, OP.MAX_POOLING2}  # a C kernel for FLOAT32 and FLOAT16
     reductions = {OP.REDUCE, OP.ARGMIN, OP.ARGMAX}  # C kernel: reduction.c (with HARDMAX and HARDMAX1, in NATIVE_KERNELS)
-    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | (set(DESC_CLASSES) - NATIVE_KERNELS)
-    assert len(emulated) == 121 and len(element_wise) == 63 and len(data_movement) == 11
+    lrn_lp = {OP.LOCAL_RESPONSE_NORMALIZATION, OP.LP_NORMALIZATION, OP.LP_POOLING, OP.LP_POOLING1}  # NumPy kernels only
+    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | (set(DESC_CLASSES) - NATIVE_KERNELS) | lrn_lp
+    assert len(emulated) == 125 and len(element_wise) == 63 and len(data_movement) == 11
     assert normalization | resampling | max_pooling | reductions <= set(emulated)
     assert all(REGISTRY[t].native and REGISTRY[t].native_covers is not None for t in resampling | max_pooling)
     assert all(REGISTRY[t].native and REGISTRY[t].native_covers is None for t in data_movement | reductions)  # C takes every valid desc
@@ -111,9 +112,9 @@ def test_an_invalid_desc_without_a_kernel_is_e_invalidarg_and_never_not_emulated
 
 def test_an_operator_newer_than_the_device_is_invalid_not_merely_not_emulated() -> None:
     shape = (1, 1, 2, 2)
-    lp = REGISTRY[OP.LP_POOLING1].desc_class(buffer_tensor(F32, shape), buffer_tensor(F32, shape), None, [1, 1], [1, 1], [0, 0], [0, 0], [1, 1], 2)
-    assert rule_ids(dmlpy.validate(lp, feature_level=FL.LEVEL_6_4)) == ["OPERATOR.NOT_EMULATED"]
-    assert rule_ids(dmlpy.validate(lp, feature_level=FL.LEVEL_6_1)) == ["OPERATOR.FEATURE_LEVEL"]
+    mvn2 = REGISTRY[OP.MEAN_VARIANCE_NORMALIZATION2].desc_class(buffer_tensor(F32, shape), None, None, buffer_tensor(F32, shape), 2, [2, 3], True, True, 1e-5, None)
+    assert rule_ids(dmlpy.validate(mvn2, feature_level=FL.LEVEL_6_4)) == ["OPERATOR.NOT_EMULATED"]
+    assert rule_ids(dmlpy.validate(mvn2, feature_level=FL.LEVEL_6_2)) == ["OPERATOR.FEATURE_LEVEL"]
 
 
 def test_a_fused_activation_without_a_kernel_is_valid_and_not_compilable() -> None:

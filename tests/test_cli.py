@@ -630,13 +630,13 @@ def test_export_of_a_model_with_weights_in_files_writes_a_whole_model_from_any_d
 
 
 def _onnx_chain(path: Path, ops: list[str], batch: Any = 1) -> None:
-    """A chain of one-input ONNX nodes on x {batch, 2, 4, 4} (LpPool and TopK get their parameters)."""
+    """A chain of one-input ONNX nodes on x {batch, 2, 4, 4} (TopK gets its k)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     nodes, inits, previous = [], [], "x"
     for k, op in enumerate(ops):
-        extra = {"kernel_shape": [1, 1]} if op == "LpPool" else {}
+        extra: dict[str, Any] = {}
         inputs = [previous, "k"] if op == "TopK" else [previous]
         outputs = [f"v{k}", f"i{k}"] if op == "TopK" else [f"v{k}"]
         nodes.append(helper.make_node(op, inputs, outputs, name=f"n{k}", **extra))
@@ -648,9 +648,9 @@ def _onnx_chain(path: Path, ops: list[str], batch: Any = 1) -> None:
 
 ONNX_EXIT_CASES = [
     ("a model dmlpy imports and runs exits 0", ["Relu", "Sigmoid"], 0),
-    ("a node whose DirectML operator dmlpy describes but cannot run exits 3", ["LpPool", "Relu"], 3),
-    ("an ONNX operator the importer does not map exits 4, even beside a not-emulated one", ["LpPool", "Unique"], 4),
-    ("an invalid node exits 1, whatever else the model holds", ["LpPool", "SpaceToDepth", "Unique"], 1),
+    ("a node whose DirectML operator dmlpy describes but cannot run exits 3", ["RandomUniformLike", "Relu"], 3),
+    ("an ONNX operator the importer does not map exits 4, even beside a not-emulated one", ["RandomUniformLike", "Unique"], 4),
+    ("an invalid node exits 1, whatever else the model holds", ["RandomUniformLike", "SpaceToDepth", "Unique"], 1),
 ]
 
 

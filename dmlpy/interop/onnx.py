@@ -57,6 +57,10 @@ BatchNormalization                 all (inference)          BATCH_NORMALIZATION
 InstanceNormalization, LayerNorm-  all                      MEAN_VARIANCE_NORMALIZATION1 (GroupNormalization
 alization, MeanVarianceNormaliza-                           over x read as {N, G, C/G, spatial})
 tion, GroupNormalization
+LRN                                all                      LOCAL_RESPONSE_NORMALIZATION (CrossChannel;
+                                                            any rank read as {N, C, 1, rest})
+LpPool, GlobalLpPool               all (integer p)          LP_POOLING; LP_POOLING1 when dilated
+LpNormalization                    all                      LP_NORMALIZATION (Epsilon 1e-5)
 ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
 LogSum/LogSumExp/SumSquare         input)
 ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
@@ -1710,6 +1714,69 @@ def _map_expand(c: _Ctx) -> list[Any]:
 
 FUSES_ACTIVATION = frozenset({"Gemm", "MatMul", "Add", "BatchNormalization", "InstanceNormalization"})  # as onnxruntime's DirectML provider fuses
 
+# --- LRN, LpPool, LpNormalization ---
+# As onnxruntime's DirectML provider maps them: LRN to LOCAL_RESPONSE_NORMALIZATION with CrossChannel TRUE and
+# alpha unchanged (both divide it by size); LpPool to LP_POOLING (LP_POOLING1 when dilated) with average
+# pooling's windows; GlobalLpPool to one window over the spatial axes; LpNormalization to LP_NORMALIZATION
+# with the Epsilon the page recommends (1e-5; ONNX has none: only an all-zero slice sees it).
+
+
+def _lrn_sizes(shape: Sequence[int]) -> tuple[int, ...]:
+    """ONNX LRN's ``{N, C, D1, ..., Dk}`` as the 4-D ``{N, C, H, W}`` DirectML takes: the spatial axes, which the sum never crosses, as one W."""
+    shape = tuple(int(s) for s in shape)
+    return (*shape[:2], 1, math.prod(shape[2:])) if len(shape) != 4 else shape
+
+
+def _map_lrn(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    shape = c.shape(0)
+    if len(shape) < 2:
+        raise c.fail(SHAPE, None, f"input has shape {tuple(shape)}, expected at least {{N, C}}", expected="rank >= 2", actual=len(shape))
+    size = c.attr("size")
+    if size is None or int(size) < 1:
+        raise c.fail(INVALID_ATTRIBUTE, "size", f"is {size!r}, expected a positive integer (required)", expected=">= 1", actual=size)
+    y = c.g.local_response_normalization(c.x(0, _lrn_sizes(shape)), int(size), alpha=float(c.attr("alpha", 0.0001)), beta=float(c.attr("beta", 0.75)),
+                                         bias=float(c.attr("bias", 1.0)))  # fmt: skip
+    return [_out(y, shape)]
+
+
+def _lp_exponent(c: _Ctx) -> int:
+    """LpPool's and GlobalLpPool's ``p`` (a float before opset 2): a positive integer, DirectML's UINT P."""
+    p = c.attr("p", 2)
+    if isinstance(p, float) and not p.is_integer():
+        raise c.fail(UNSUPPORTED_ATTRIBUTE, "p", f"is {p}: DirectML's P is an integer", expected="an integer", actual=p, hresult=HRESULT.E_NOTIMPL)
+    if int(p) < 1:
+        raise c.fail(INVALID_ATTRIBUTE, "p", f"is {p}, expected at least 1", expected=">= 1", actual=p)
+    return int(p)
+
+
+def _map_lp_pool(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    shape = c.shape(0)
+    _spatial_rank(c.node, shape, (3, 4, 5), "LpPool")
+    spatial, kernel, strides, dilations, start, end = _window_parameters(c, shape)
+    y = c.g.lp_pooling(c.x(0, lifted(shape)), _lift_spatial(kernel, 1), _lift_spatial(strides, 1), _lift_spatial(start, 0), _lift_spatial(end, 0),
+                       _lift_spatial(dilations, 1), p=_lp_exponent(c), ceil=bool(c.attr("ceil_mode", 0)))  # fmt: skip
+    return [_out(y, tuple(y.sizes) if spatial != 1 else (y.sizes[0], y.sizes[1], y.sizes[3]))]
+
+
+def _map_global_lp_pool(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    shape = c.shape(0)
+    _spatial_rank(c.node, shape, (3, 4, 5), "GlobalLpPool")
+    sizes = lifted(shape)
+    y = c.g.lp_pooling(c.x(0, sizes), sizes[2:], p=_lp_exponent(c))
+    return [_out(y, (shape[0], shape[1]) + (1,) * (len(shape) - 2))]
+
+
+def _map_lp_normalization(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    shape = c.shape(0)
+    axis = c.axis(int(c.attr("axis", -1)), len(shape))
+    p = int(c.attr("p", 2))
+    if p not in (1, 2):
+        raise c.fail(INVALID_ATTRIBUTE, "p", f"is {p}, expected 1 or 2", expected=[1, 2], actual=p)
+    lead = max(0, 4 - len(shape)) if c.g.feature_level < FL.LEVEL_3_1 else 0  # 4-D only below DML_FEATURE_LEVEL_3_1
+    y = c.g.lp_normalization(c.x(0, (1,) * lead + _dml_shape(shape)), axis + lead, p=p, epsilon=1e-5)
+    return [_out(y, shape)]
+
+
 MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     **dict.fromkeys(_BINARY, _map_binary),
     "Mod": _map_mod,
@@ -1759,11 +1826,15 @@ MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     "Dropout": _map_layout,
     "Transpose": _map_transpose,
     "Expand": _map_expand,
+    "LRN": _map_lrn,
+    "LpPool": _map_lp_pool,
+    "GlobalLpPool": _map_global_lp_pool,
+    "LpNormalization": _map_lp_normalization,
 }
 
 # The DirectML operator onnxruntime's DirectML provider uses for ONNX operators the importer does not map
 NEEDS: dict[str, str] = {
-    "LRN": "LOCAL_RESPONSE_NORMALIZATION", "LpPool": "LP_POOLING1", "GlobalLpPool": "LP_POOLING1", "LpNormalization": "LP_NORMALIZATION", "TopK": "TOP_K1",
+    "TopK": "TOP_K1",
     "CumSum": "CUMULATIVE_SUMMATION", "CumProd": "CUMULATIVE_PRODUCT", "Scatter": "SCATTER_ELEMENTS", "ScatterElements": "SCATTER_ELEMENTS", "ScatterND": "SCATTER_ND",
     "OneHot": "ONE_HOT", "NonZero": "NONZERO_COORDINATES", "LSTM": "LSTM", "GRU": "GRU", "RNN": "RNN", "RoiAlign": "ROI_ALIGN1", "MaxRoiPool": "ROI_POOLING",
     "MaxUnpool": "MAX_UNPOOLING", "RandomNormal": "RANDOM_GENERATOR", "RandomUniform": "RANDOM_GENERATOR", "RandomNormalLike": "RANDOM_GENERATOR",

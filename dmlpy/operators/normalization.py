@@ -1,4 +1,4 @@
-"""Normalization: BATCH_NORMALIZATION, MEAN_VARIANCE_NORMALIZATION and MEAN_VARIANCE_NORMALIZATION1.
+"""Normalization: BATCH_NORMALIZATION, MEAN_VARIANCE_NORMALIZATION(1), LOCAL_RESPONSE_NORMALIZATION and LP_NORMALIZATION (see their section below).
 
 Facts: the DML_BATCH_NORMALIZATION_OPERATOR_DESC page (any dimension of Mean, Variance, Scale
 and Bias is 1, broadcast, or the input's; ``Spatial`` FALSE forbids broadcasting Mean's and
@@ -37,6 +37,8 @@ from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.activation import apply_fused, native_fused
 from dmlpy.operators.descs.normalization import (
     DML_BATCH_NORMALIZATION_OPERATOR_DESC,
+    DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC,
+    DML_LP_NORMALIZATION_OPERATOR_DESC,
     DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
     DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC,
 )
@@ -169,11 +171,97 @@ for _type, _class, _check, _kernel in (
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True, native=True,
                           native_covers=lambda desc: native_fused(desc.FusedActivation)))
 
+
+# ---------------------------------------------------------------------------------------
+# LOCAL_RESPONSE_NORMALIZATION and LP_NORMALIZATION
+#
+# LRN (the DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC page):
+# ``Output = Input / (Bias + (Alpha / LocalSize) * sum(Input^2 over the local region))^Beta``. The
+# region is LocalSize elements along C (CrossChannel TRUE) or LocalSize x LocalSize along H and W
+# (CrossChannel FALSE), clipped to the tensor (the _GRAD page: "the local region is clipped so that
+# all elements are within bounds"), from ``i - floor((LocalSize - 1) / 2)`` to ``i + ceil((LocalSize
+# - 1) / 2)`` (ONNX LRN's placement, which onnxruntime's DirectML provider maps as CrossChannel TRUE
+# with Alpha unchanged: ONNX also divides alpha by size). The divisor is LocalSize in both modes, as
+# the page's formula writes it (docs/deviations.md).
+#
+# LP_NORMALIZATION: ``Output = Input / max(||Input||_P along Axis, Epsilon)``, P 1 or 2
+# (docs/deviations.md: the page says only that Epsilon avoids dividing by zero).
+
+LRN_PAGE = "ns-directml-dml_local_response_normalization_operator_desc"
+LPN_PAGE = "ns-directml-dml_lp_normalization_operator_desc"
+LRN_LOCAL_SIZE = rule("LRN.LOCAL_SIZE", "LocalSize is at least 1.", source=LRN_PAGE)
+LRN_PARAMETERS = rule("LRN.PARAMETERS", "Alpha, Beta and Bias are finite (the page recommends 0.0001, 0.75 and 1).", source="docs/deviations.md", severity=Severity.WARNING)
+LPN_P = rule("LP_NORMALIZATION.P", "P is 1 or 2.", source=LPN_PAGE)
+LPN_AXIS = rule("LP_NORMALIZATION.AXIS_RANGE", "Axis is below InputTensor.DimensionCount.", source=LPN_PAGE)
+
+
+def _check_lrn(ctx: Checker, desc: DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    ctx.check(desc.LocalSize >= 1, LRN_LOCAL_SIZE, f"{path}.LocalSize", actual=desc.LocalSize, expected=">= 1", message=f"is {desc.LocalSize}, expected at least 1 (the page: this value must be at least 1)")
+    for name in ("Alpha", "Beta", "Bias"):
+        value = getattr(desc, name)
+        ctx.check(math.isfinite(value), LRN_PARAMETERS, f"{path}.{name}", actual=value, expected="finite", message=f"is {fmt(value)}: every output is then NaN or 0")
+
+
+def _check_lp_normalization(ctx: Checker, desc: DML_LP_NORMALIZATION_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x = buffers["InputTensor"]
+    ctx.check(desc.P in (1, 2), LPN_P, f"{path}.P", actual=desc.P, expected="1 or 2", message=f"is {desc.P}, expected 1 or 2 (the order of the normalization)")
+    if x is not None:
+        ctx.check(desc.Axis < x.DimensionCount, LPN_AXIS, f"{path}.Axis", actual=desc.Axis, expected=f"0..{x.DimensionCount - 1}",
+                  message=f"is {desc.Axis}, expected an axis in [0, InputTensor.DimensionCount - 1] = [0, {x.DimensionCount - 1}]")  # fmt: skip
+    _check_epsilon(ctx, desc.Epsilon, path)
+
+
+def _window_sum(v: np.ndarray, axis: int, size: int) -> np.ndarray:
+    """Per element, the sum of ``v`` over ``[i - floor((size - 1) / 2), i + ceil((size - 1) / 2)]`` along ``axis``, clipped to the tensor."""
+    n = v.shape[axis]
+    before, after = min((size - 1) // 2, n - 1), min(size // 2, n - 1)  # offsets past the tensor add nothing
+    moved = np.moveaxis(v, axis, -1)
+    total = np.zeros_like(moved)
+    for offset in range(-before, after + 1):  # out[i] += v[i + offset] where 0 <= i + offset < n
+        lo, hi = max(0, -offset), min(n, n - offset)
+        total[..., lo:hi] += moved[..., lo + offset : hi + offset]
+    return np.moveaxis(total, -1, axis)
+
+
+def local_response_normalization_reference(desc: DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    assert x is not None
+    work = _work(x.dtype)
+    v = x.astype(work)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        squares = v * v
+        for axis in ((1,) if desc.CrossChannel else (2, 3)):
+            squares = _window_sum(squares, axis, desc.LocalSize)
+        alpha, beta, bias = (work(np.float32(value)) for value in (desc.Alpha, desc.Beta, desc.Bias))
+        return {"OutputTensor": v / (bias + alpha / work(desc.LocalSize) * squares) ** beta}
+
+
+def lp_normalization_reference(desc: DML_LP_NORMALIZATION_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    assert x is not None
+    work = _work(x.dtype)
+    v = x.astype(work)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        magnitude = np.abs(v)
+        norm = magnitude.sum(axis=desc.Axis, keepdims=True) if desc.P == 1 else np.sqrt((magnitude * magnitude).sum(axis=desc.Axis, keepdims=True))
+        return {"OutputTensor": v / np.maximum(norm, work(np.float32(desc.Epsilon)))}
+
+
+for _type, _class, _check, _kernel in (
+    (DML_OPERATOR_TYPE.LOCAL_RESPONSE_NORMALIZATION, DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC, _check_lrn, local_response_normalization_reference),
+    (DML_OPERATOR_TYPE.LP_NORMALIZATION, DML_LP_NORMALIZATION_OPERATOR_DESC, _check_lp_normalization, lp_normalization_reference),
+):
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, generic_rules=True, native=False))
+
 __all__ = [
     "DML_BATCH_NORMALIZATION_OPERATOR_DESC",
+    "DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC",
+    "DML_LP_NORMALIZATION_OPERATOR_DESC",
     "DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC",
     "DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC",
     "batch_normalization_reference",
+    "local_response_normalization_reference",
+    "lp_normalization_reference",
     "mean_variance_normalization_reference",
     "normalized_axes",
 ]

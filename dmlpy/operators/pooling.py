@@ -1,4 +1,4 @@
-"""Pooling: DML_AVERAGE_POOLING(1)_OPERATOR_DESC, and DML_MAX_POOLING(1, 2)_OPERATOR_DESC (see their section below).
+"""Pooling: DML_AVERAGE_POOLING(1)_OPERATOR_DESC, DML_MAX_POOLING(1, 2)_OPERATOR_DESC and DML_LP_POOLING(1)_OPERATOR_DESC (see their sections below).
 
 Facts: the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_OPERATOR_DESC page. Decisions (docs/deviations.md):
 
@@ -15,8 +15,6 @@ Facts: the DML_AVERAGE_POOLING_OPERATOR_DESC page and the DML_AVERAGE_POOLING1_O
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -26,6 +24,8 @@ from dmlpy.operators import OperatorSpec, register
 from dmlpy.operators.descs.pooling import (
     DML_AVERAGE_POOLING1_OPERATOR_DESC,
     DML_AVERAGE_POOLING_OPERATOR_DESC,
+    DML_LP_POOLING1_OPERATOR_DESC,
+    DML_LP_POOLING_OPERATOR_DESC,
     DML_MAX_POOLING1_OPERATOR_DESC,
     DML_MAX_POOLING2_OPERATOR_DESC,
     DML_MAX_POOLING_OPERATOR_DESC,
@@ -34,13 +34,13 @@ from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC, numpy_dtype
 
-
 AnyAveragePooling = DML_AVERAGE_POOLING_OPERATOR_DESC | DML_AVERAGE_POOLING1_OPERATOR_DESC
 AnyMaxPooling = DML_MAX_POOLING_OPERATOR_DESC | DML_MAX_POOLING1_OPERATOR_DESC | DML_MAX_POOLING2_OPERATOR_DESC
+AnyLpPooling = DML_LP_POOLING_OPERATOR_DESC | DML_LP_POOLING1_OPERATOR_DESC
 
 
-def dilations_of(desc: AnyAveragePooling | AnyMaxPooling) -> tuple[int, ...]:
-    """AVERAGE_POOLING, MAX_POOLING and MAX_POOLING1 have no Dilations field: they behave as all ones."""
+def dilations_of(desc: AnyAveragePooling | AnyMaxPooling | AnyLpPooling) -> tuple[int, ...]:
+    """AVERAGE_POOLING, LP_POOLING, MAX_POOLING and MAX_POOLING1 have no Dilations field: they behave as all ones."""
     dilations = getattr(desc, "Dilations", None)
     return tuple(dilations) if dilations is not None else (1,) * (desc.DimensionCount or 0)
 
@@ -158,7 +158,7 @@ def _check_pooling(ctx: Checker, desc: AnyAveragePooling, path: str, buffers: di
 
 def _check_arrays(ctx: Checker, desc: AnyAveragePooling, path: str) -> bool:
     count = desc.DimensionCount
-    names = _ARRAYS + (("Dilations",) if isinstance(desc, DML_AVERAGE_POOLING1_OPERATOR_DESC) else ())
+    names = _ARRAYS + (("Dilations",) if isinstance(desc, DML_AVERAGE_POOLING1_OPERATOR_DESC | DML_LP_POOLING1_OPERATOR_DESC) else ())
     ok = True
     for name in names:
         values = getattr(desc, name)
@@ -194,7 +194,8 @@ def _check_output_sizes(ctx: Checker, desc: AnyAveragePooling, path: str, x_size
             continue
         if actual == floor_size + 1 and ceil_shape_allowed(size, w, s, sp, ep, d):
             ctx.fail(CEIL_OUTPUT, field, actual=actual, expected=floor_size,
-                     message=f"is {actual}, one more than the floor size {floor_size} = {formula}: ceil mode; the last window overhangs the padded input and its divisor counts only the taps inside it")  # fmt: skip
+                     message=f"is {actual}, one more than the floor size {floor_size} = {formula}: ceil mode; the last window overhangs the padded input and "
+                             + ("its divisor counts only the taps inside it" if hasattr(desc, "IncludePadding") else "its taps past it add nothing to the sum"))  # fmt: skip
             continue
         undilated = pooled_size(size, w, s, sp, ep, 1)
         if d != 1 and actual in (undilated, undilated + 1):
@@ -204,7 +205,7 @@ def _check_output_sizes(ctx: Checker, desc: AnyAveragePooling, path: str, x_size
         ceil_note = f" (or {floor_size + 1} in ceil mode)" if ceil_shape_allowed(size, w, s, sp, ep, d) else ""
         ctx.fail(OUTPUT_SIZE, field, actual=actual, expected=floor_size, message=f"is {actual}, expected {floor_size} = {formula}{ceil_note}")
     sizes_ok = errors_before == len([f for f in ctx.findings if f.severity is Severity.ERROR])
-    if sizes_ok and not desc.IncludePadding:
+    if sizes_ok and not getattr(desc, "IncludePadding", True):  # LP_POOLING's empty window is a norm of nothing: 0
         _check_empty_windows(ctx, desc, path, x_sizes, y_sizes)
 
 
@@ -523,15 +524,55 @@ for _type, _class in (
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check_max_pooling, max_pooling_reference, native=True, native_covers=_floating_max_pooling,
                           generic_rules=True))  # fmt: skip
 
+
+# ---------------------------------------------------------------------------------------
+# Lp pooling (the DML_LP_POOLING_OPERATOR_DESC and DML_LP_POOLING1_OPERATOR_DESC pages): each
+# output is ``(sum |x|^P over the window's taps) ^ (1 / P)``. The windows, paddings, output sizes
+# (the ceil shape included) and rules are average pooling's (POOLING.*; LP_POOLING1's page gives the
+# output size without its Dilations, as AVERAGE_POOLING1's does, so POOLING.OUTPUT_SIZE_UNDILATED
+# names both). Padding and a ceil-mode overhang add nothing to the sum (|0|^P = 0), so a window
+# wholly in padding gives 0 and needs no warning. P = 0 has no 1 / P: an error (LP_POOLING.P).
+
+LP_P = rule("LP_POOLING.P", "P is at least 1: the output is the P-th root of the sum of |x|^P.", source="ns-directml-dml_lp_pooling_operator_desc")
+
+
+def _check_lp_pooling(ctx: Checker, desc: AnyLpPooling, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+    ctx.check(desc.P >= 1, LP_P, f"{path}.P", actual=desc.P, expected=">= 1", message=f"is {desc.P}, expected at least 1 (the output is the P-th root of a sum)")
+    _check_pooling(ctx, desc, path, buffers)  # type: ignore[arg-type]
+
+
+def lp_pooling_reference(desc: AnyLpPooling, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    x = inputs["InputTensor"]
+    assert x is not None and desc.OutputTensor is not None and desc.OutputTensor.Desc is not None
+    assert desc.WindowSize is not None and desc.Strides is not None and desc.StartPadding is not None
+    out_spatial = tuple(desc.OutputTensor.Desc.Sizes or ())[2:]
+    p = float(desc.P)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.abs(x.astype(np.float64)) ** p
+        axes = zip(out_spatial, desc.WindowSize, desc.Strides, desc.StartPadding, dilations_of(desc), strict=True)
+        for i, (out, w, s, sp, d) in enumerate(axes):
+            sums = _axis_window_sums(sums, 2 + i, out, w, s, sp, d)
+        return {"OutputTensor": sums ** (1.0 / p)}
+
+
+for _type, _class in (
+    (DML_OPERATOR_TYPE.LP_POOLING, DML_LP_POOLING_OPERATOR_DESC),
+    (DML_OPERATOR_TYPE.LP_POOLING1, DML_LP_POOLING1_OPERATOR_DESC),
+):
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check_lp_pooling, lp_pooling_reference, native=False))
+
 __all__ = [
     "DML_AVERAGE_POOLING1_OPERATOR_DESC",
     "DML_AVERAGE_POOLING_OPERATOR_DESC",
+    "DML_LP_POOLING1_OPERATOR_DESC",
+    "DML_LP_POOLING_OPERATOR_DESC",
     "DML_MAX_POOLING1_OPERATOR_DESC",
     "DML_MAX_POOLING2_OPERATOR_DESC",
     "DML_MAX_POOLING_OPERATOR_DESC",
     "average_pooling_output_sizes",
     "average_pooling_reference",
     "ceil_shape_allowed",
+    "lp_pooling_reference",
     "max_pooling_reference",
     "pooled_size",
 ]

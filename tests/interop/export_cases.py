@@ -417,6 +417,30 @@ NORMALIZATION_RESAMPLING_CASES = [
 ]  # fmt: skip
 CASES[-1:-1] = NORMALIZATION_RESAMPLING_CASES
 
+
+# ---------------------------------------------------------------------------------------
+# LRN, Lp pooling and normalization
+
+
+def _desc(op_type: OP, *args: Any, **fields: Any) -> Any:
+    return dmlpy.operators.REGISTRY[op_type].desc_class(*args, **fields)
+
+
+LRN_LP_CASES = [
+    Case("local response normalization across channels, an even LocalSize", OP.LOCAL_RESPONSE_NORMALIZATION,
+         lambda: _desc(OP.LOCAL_RESPONSE_NORMALIZATION, buffer_tensor(F32, (2, 3, 4, 5)), buffer_tensor(F32, (2, 3, 4, 5)), True, 2, 0.5, 0.75, 1.0), _inputs(InputTensor=X2345)),
+    Case("local response normalization within channels in FLOAT16", OP.LOCAL_RESPONSE_NORMALIZATION,
+         lambda: _desc(OP.LOCAL_RESPONSE_NORMALIZATION, buffer_tensor("float16", (1, 2, 4, 4)), buffer_tensor("float16", (1, 2, 4, 4)), False, 3, 1e-4, 0.75, 2.0),
+         _inputs(InputTensor=_rand((1, 2, 4, 4), np.float16))),
+    Case("lp normalization p=1 over axis 1", OP.LP_NORMALIZATION, lambda: _desc(OP.LP_NORMALIZATION, buffer_tensor(F32, (2, 3, 4)), buffer_tensor(F32, (2, 3, 4)), 1, 1e-5, 1),
+         _inputs(InputTensor=_rand((2, 3, 4)))),
+    Case("lp pooling p=3 with padding", OP.LP_POOLING,
+         lambda: _desc(OP.LP_POOLING, buffer_tensor(F32, (1, 2, 5, 5)), buffer_tensor(F32, (1, 2, 3, 3)), 2, (2, 2), (3, 3), (1, 1), (1, 1), 3), _inputs(InputTensor=X4)),
+    Case("lp pooling1 with Dilations", OP.LP_POOLING1,
+         lambda: _desc(OP.LP_POOLING1, buffer_tensor(F32, (1, 1, 7, 7)), buffer_tensor(F32, (1, 1, 3, 3)), 2, (1, 1), (3, 3), (0, 0), (0, 0), (2, 2), 2), _inputs(InputTensor=_rand((1, 1, 7, 7)))),
+]  # fmt: skip
+CASES[-1:-1] = LRN_LP_CASES
+
 ELEMENT_WISE_CASES = [_element_wise_case(t) for t in KERNELS]
 CASES[-1:-1] = ELEMENT_WISE_CASES  # the last case stays the 1-D convolution test_cpp.py takes
 

@@ -668,7 +668,7 @@ def test_a_model_needs_the_graph_api_of_feature_level_2_1() -> None:
 
 
 ERROR_CASES = [
-    ("LpPool needs LP_POOLING1, which dmlpy describes but cannot run", "LpPool", {"kernel_shape": [2, 2]}, 22, "ONNX.NOT_EMULATED", None),
+    ("RandomUniformLike needs RANDOM_GENERATOR, which dmlpy describes but cannot run", "RandomUniformLike", {}, 22, "ONNX.NOT_EMULATED", None),
     ("NonMaxSuppression has no DirectML operator dmlpy knows", "NonMaxSuppression", {}, 22, "ONNX.UNSUPPORTED_OP", None),
     ("ceil_mode is not an attribute of AveragePool-7", "AveragePool", {"kernel_shape": [2, 2], "ceil_mode": 1}, 7, "ONNX.INVALID_ATTRIBUTE", "ceil_mode"),
     ("kernel_shape is required", "AveragePool", {}, 22, "ONNX.INVALID_ATTRIBUTE", "kernel_shape"),
@@ -721,17 +721,17 @@ def test_unsupported_types_shapes_and_graphs() -> None:
 
 def test_validate_collects_every_node_error_and_the_warnings_without_raising() -> None:
     nodes = [
-        helper.make_node("LpPool", ["x"], ["a"], kernel_shape=[2, 2], name="lp1"),
-        helper.make_node("Relu", ["a"], ["b"], name="after_lp"),  # checked: shape inference sizes its input
+        helper.make_node("RandomUniformLike", ["x"], ["a"], name="rnd1"),
+        helper.make_node("Relu", ["a"], ["b"], name="after_rnd"),  # checked: shape inference sizes its input
         helper.make_node("AveragePool", ["x"], ["c"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1, count_include_pad=1, name="ceil"),
-        helper.make_node("LpPool", ["c"], ["d"], kernel_shape=[1, 1], name="lp2"),
+        helper.make_node("RandomUniformLike", ["c"], ["d"], name="rnd2"),
         helper.make_node("NonMaxSuppression", ["d", "d"], ["e"], name="nms"),
         helper.make_node("Relu", ["e"], ["f"], name="after_nms"),
     ]
     report = dx.validate(make_model(nodes, {"x": (1, 1, 4, 4)}, ["b", "f"], opset=19))
     assert sorted(f.rule for f in report.errors) == ["ONNX.NOT_EMULATED", "ONNX.UNSUPPORTED_OP"]  # one finding per op type
     not_emulated = assert_rule(report, "ONNX.NOT_EMULATED")
-    assert "lp1" in not_emulated.message and "lp2" in not_emulated.message and "LP_POOLING1" in not_emulated.message
+    assert "rnd1" in not_emulated.message and "rnd2" in not_emulated.message and "RANDOM_GENERATOR" in not_emulated.message
     assert {"ONNX.CEIL_MODE_DIVISOR", "POOLING.CEIL_OUTPUT"} <= {f.rule for f in report.warnings}
     good = dx.validate(conv_model()[0])
     assert good.ok and not good.findings
@@ -739,7 +739,7 @@ def test_validate_collects_every_node_error_and_the_warnings_without_raising() -
 
 def test_validate_checks_the_nodes_after_an_unsupported_one() -> None:
     nodes = [
-        helper.make_node("LpPool", ["x"], ["a"], kernel_shape=[2, 2], name="lp"),
+        helper.make_node("RandomUniformLike", ["x"], ["a"], name="rnd"),
         helper.make_node("AveragePool", ["a"], ["b"], kernel_shape=[9, 9], name="too_big"),  # the window does not fit: reported too
     ]
     report = dx.validate(make_model(nodes, {"x": (1, 1, 4, 4)}, ["b"], opset=19))
