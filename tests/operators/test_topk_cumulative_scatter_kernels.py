@@ -22,7 +22,11 @@ from dmlpy import DML_TENSOR_DATA_TYPE as DT
 from dmlpy import buffer_tensor
 from dmlpy.enums import DML_AXIS_DIRECTION as DIR
 from dmlpy.errors import DmlError
-from dmlpy.operators.data_movement import DML_ONE_HOT_OPERATOR_DESC, DML_SCATTER_ND_OPERATOR_DESC, DML_SCATTER_OPERATOR_DESC
+from dmlpy.operators.data_movement import (
+    DML_ONE_HOT_OPERATOR_DESC,
+    DML_SCATTER_ND_OPERATOR_DESC,
+    DML_SCATTER_OPERATOR_DESC,
+)
 from dmlpy.operators.reduction import (
     DML_CUMULATIVE_PRODUCT_OPERATOR_DESC,
     DML_CUMULATIVE_SUMMATION_OPERATOR_DESC,
@@ -138,7 +142,7 @@ def test_cumulative_summation_matches_onnxruntime_cumsum(device: dmlpy.Device, s
         pytest.param(True, np.array([2**16, 2**16, 3], np.uint32), DIR.INCREASING, False, [2**16, 0, 0], id="UINT32 products wrap modulo 2^32"),
         pytest.param(False, np.array([1, np.inf, -np.inf, 2], np.float32), DIR.INCREASING, False, [1, np.inf, NAN, NAN], id="inf - inf is NaN from there on"),
         pytest.param(False, np.array([60000, 10000, -20000], np.float16), DIR.INCREASING, False, [60000, np.inf, 50000],
-                     id="FLOAT16 sums run in float32: 70000 is stored as inf, the running sum goes on to 50000 (docs/deviations.md)"),  # fmt: skip
+                     id="FLOAT16 sums run in float32: 70000 is stored as inf, the running sum goes on to 50000 (docs/deviations.md)"),
     ],
 )
 def test_cumulative_values_from_the_pages_formulas(device: dmlpy.Device, product: bool, x: Any, direction: DIR, exclusive: bool, expected: Any) -> None:
@@ -172,7 +176,7 @@ OFF_ON = np.array([0, 1], np.float32).reshape(1, 1, 1, 2)
         pytest.param(np.array([0, 3, 2], np.uint32).reshape(1, 1, 3, 1), OFF_ON, 3, [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], id="page example 1: along the rows"),
         pytest.param(np.array([0, 2, 1, 0], np.uint32).reshape(1, 1, 1, 4), OFF_ON, 2, [[1, 0, 0, 1], [0, 0, 1, 0], [0, 1, 0, 0]], id="page example 2: along the columns"),
         pytest.param(np.array([0, 3, 2], np.uint32).reshape(1, 1, 3, 1), np.array([4, 2, 9], np.float32).reshape(1, 1, 3, 1), 3, [[2, 4, 4, 4], [4, 4, 4, 2], [4, 4, 2, 4]],
-                     id="page example 3: off and on from a {1,1,3,1} values tensor, its third element unused"),  # fmt: skip
+                     id="page example 3: off and on from a {1,1,3,1} values tensor, its third element unused"),
         pytest.param(np.array([-3, 100, 3], np.int32).reshape(1, 1, 3, 1), OFF_ON, 3, [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1]], id="page example 4: negative counts from the end, out of range is all off"),
         pytest.param(np.array([-5, 4], np.int64).reshape(1, 1, 2, 1), OFF_ON, 3, [[0, 0, 0, 0], [0, 0, 0, 0]], id="below -depth and at depth: all off"),
         pytest.param(np.array([2**63 + 1, 1], np.uint64).reshape(1, 1, 2, 1), OFF_ON, 3, [[0, 0, 0, 0], [0, 1, 0, 0]], id="a huge UINT64 index is out of range, not negative"),
@@ -299,7 +303,7 @@ VALID = [
     pytest.param(DML_ONE_HOT_OPERATOR_DESC(_t(DT.INT32, (2, 1, 4, 5)), _t(F, (1, 1, 1, 2)), _t(F, (2, 3, 4, 5)), 1), id="ONE_HOT: the page's {2,3,4,5} output with Axis 1"),
     pytest.param(DML_SCATTER_OPERATOR_DESC(_t(F, (2, 3)), _t(U, (1, 3)), _t(F, (1, 3)), _t(F, (2, 3)), 0), id="SCATTER with fewer indices than the input along Axis"),
     pytest.param(DML_SCATTER_ND_OPERATOR_DESC(_t(F, (1, 4, 5, 6, 7)), _t(U, (1, 1, 4, 5, 2)), _t(F, (1, 4, 5, 6, 7)), _t(F, (1, 4, 5, 6, 7)), 4, 3),
-                 id="SCATTER_ND: 4x5 tuples of 2 into {4,5,6,7}: updates {1, 4,5, 6,7}"),  # fmt: skip
+                 id="SCATTER_ND: 4x5 tuples of 2 into {4,5,6,7}: updates {1, 4,5, 6,7}"),
 ]
 
 
