@@ -1758,8 +1758,6 @@ def _map_one_hot(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     shape = c.shape(0)
     out_rank = len(shape) + 1
     axis = c.axis(int(c.attr("axis", -1)), out_rank)
-    if c.dtype(0).kind not in "iu":
-        raise c.fail(UNSUPPORTED_TYPE, None, f"indices are {c.dtype(0)}: DirectML's ONE_HOT takes integer indices", expected="an integer type", actual=str(c.dtype(0)), hresult=HRESULT.E_NOTIMPL)
     depth = int(np.asarray(c.known(1, "depth")).reshape(-1)[0])
     if depth < 1:
         raise c.fail(INVALID_ATTRIBUTE, "depth", f"is {depth}, expected at least 1", expected=">= 1", actual=depth)
@@ -1769,6 +1767,8 @@ def _map_one_hot(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     rank = out_rank + lead
     out_shape = tuple(shape[:axis]) + (depth,) + tuple(shape[axis:])
     indices = c.indices(0, (1,) * lead + tuple(shape[:axis]) + (1,) + tuple(shape[axis:]), depth)  # the same bytes, 1 on the one-hot axis
+    if c.dtype(0).kind == "f":  # ONNX casts non-integer indices to an integer (toward zero); ONE_HOT takes integers: a CAST first
+        indices = c.g.cast(indices, "int32")
     y = c.g.one_hot(indices, c.x(2, (1,) * (rank - 1) + (2,)), axis + lead, depth)
     return [_out(y, out_shape)]
 

@@ -219,6 +219,8 @@ CASES: list[tuple[Any, ...]] = [
     ("OneHot with negative and out-of-range indices along axis 1", "OneHot", 11, [(X, np.array([[0, -1, 3], [-4, 5, 2]], np.int64)), (C, np.array(4, np.int64)),
                                                                                   (X, np.array([2.0, 7.0], np.float32))], {"axis": 1}, 1),
     ("OneHot default axis -1 with int32 indices", "OneHot", 11, [(X, np.array([1, -2, 0], np.int32)), (C, np.array(3.0, np.float32)), (C, np.array([0.0, 1.0], np.float32))], {}, 1),
+    ("OneHot with float indices cast toward zero first", "OneHot", 11, [(X, np.array([1.7, -0.5, 2.2, -1.2], np.float32)), (C, np.array(3.0, np.float32)),
+                                                                        (C, np.array([0.0, 1.0], np.float32))], {}, 1),
     ("ScatterElements with a negative index", "ScatterElements", 16, [(X, f32(3, 4)), (C, np.array([[1, -1, 0, 2]], np.int64)), (X, f32(1, 4))], {"axis": 0}, 1),
     ("Scatter-9 is ScatterElements", "Scatter", 9, [(X, f32(3, 4)), (X, np.array([[1, 3], [0, 2], [3, 1]], np.int64)), (X, f32(3, 2))], {"axis": 1}, 1),
     ("ScatterND of rows with a negative coordinate", "ScatterND", 16, [(X, f32(4, 4, 4)), (C, np.array([[0, 1], [2, -1]], np.int64)), (X, f32(2, 4))], {}, 1),
