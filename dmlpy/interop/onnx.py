@@ -60,6 +60,12 @@ tion, GroupNormalization
 ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
 LogSum/LogSumExp/SumSquare         input)
 ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
+TopK                               all (k attribute or K    TOP_K1 (TOP_K below 2.1); UINT64 indices
+                                   input, a constant)       read as INT64 (UINT32 and a CAST below 5.0)
+CumSum, CumProd                    all (a constant axis)    CUMULATIVE_SUMMATION / CUMULATIVE_PRODUCT
+OneHot                             all (a constant depth)   ONE_HOT (float indices: a CAST to INT32)
+ScatterElements, Scatter,          all (reduction none)     SCATTER, SCATTER_ND
+ScatterND
 QuantizeLinear, DequantizeLinear   all (per tensor, axis)   ELEMENT_WISE_QUANTIZE_LINEAR/DEQUANTIZE_LINEAR
 Concat, Split, Slice, Pad, Cast,   all                      JOIN, SPLIT (SLICE1 per used output when
 CastLike                                                    some are unused), SLICE1, PADDING1, CAST
