@@ -1190,7 +1190,7 @@ class GraphBuilder:
         return self._cumulative("cumulative_product", x, axis, direction, exclusive)
 
     def _cumulative(self, call: str, x: Any, axis: int, direction: Any, exclusive: bool) -> Tensor:
-        from dmlpy.operators.reduction import DML_CUMULATIVE_PRODUCT_OPERATOR_DESC, DML_CUMULATIVE_SUMMATION_OPERATOR_DESC  # noqa: PLC0415
+        from dmlpy.operators.reduction import DML_CUMULATIVE_PRODUCT_OPERATOR_DESC, DML_CUMULATIVE_SUMMATION_OPERATOR_DESC  # noqa: I001, PLC0415
 
         x = self._tensor_argument(call, "x", x)
         common: dict[str, Any] = {"OutputTensor": self._output(x, x.sizes), "Axis": axis, "AxisDirection": direction}

@@ -110,6 +110,15 @@ def test_top_k_matches_onnxruntime_topk_with_ties(device: dmlpy.Device, shape: t
     assert got_indices.dtype == np.uint64
 
 
+@pytest.mark.parametrize("largest", [1, 0])
+def test_top_k_orders_nan_above_every_number_as_onnxruntime_does(device: dmlpy.Device, largest: int) -> None:
+    x = np.array([[1, NAN, 3, 2, NAN], [NAN, -np.inf, 0, np.inf, 5]], np.float32)
+    values, indices = onnx_node("TopK", [x, np.array([3], np.int64)], {"axis": 1, "largest": largest}, outputs=2)
+    got_values, got_indices = top_k(device, x, 1, 3, DIR.DECREASING if largest else DIR.INCREASING)
+    np.testing.assert_array_equal(got_values, values)
+    np.testing.assert_array_equal(got_indices, indices)
+
+
 # ---------------------------------------------------------------------------------------
 # CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT
 
