@@ -1242,6 +1242,82 @@ class GraphBuilder:
         arguments = {"InputTensor": "x", "OutputTensor": "x", "Axis": "axis", "Epsilon": "epsilon", "P": "p"}
         return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
 
+    # --- top-k, cumulative, one-hot, scatter ---
+
+    def top_k(self, x: Tensor, axis: int, k: int, direction: DML_AXIS_DIRECTION | int = DML_AXIS_DIRECTION.DECREASING, *, index_type: Any = "uint32") -> tuple[Tensor, Tensor]:
+        """TOP_K1 (TOP_K below feature level 2.1): the ``k`` largest (DECREASING) or smallest (INCREASING) elements along
+        ``axis`` and their positions (``index_type``), sorted that way, equal values in increasing index order."""
+        from dmlpy.operators.reduction import DML_TOP_K1_OPERATOR_DESC, DML_TOP_K_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("top_k", "x", x)
+        sizes = tuple(k if i == axis else n for i, n in enumerate(x.sizes))
+        common: dict[str, Any] = {"OutputValueTensor": self._output(x, sizes), "OutputIndexTensor": self._output(x, sizes, index_type), "Axis": axis, "K": k}
+        old = self.feature_level < DML_FEATURE_LEVEL.LEVEL_2_1 and direction == DML_AXIS_DIRECTION.DECREASING
+        desc: Any = DML_TOP_K_OPERATOR_DESC(**common) if old else DML_TOP_K1_OPERATOR_DESC(AxisDirection=direction, **common)
+        arguments = {"InputTensor": "x", "OutputValueTensor": "x", "OutputIndexTensor": "index_type", "Axis": "axis", "K": "k", "AxisDirection": "direction", "OPERATOR.FEATURE_LEVEL": "direction"}
+        values, indices = self.add_operator(desc, {"InputTensor": x}, call="top_k", arguments=arguments)
+        return values, indices
+
+    def cumulative_summation(self, x: Tensor, axis: int, direction: DML_AXIS_DIRECTION | int = DML_AXIS_DIRECTION.INCREASING, *, exclusive: bool = False) -> Tensor:
+        """CUMULATIVE_SUMMATION (ONNX CumSum): the running sum along ``axis``, from its end for DECREASING (ONNX reverse);
+        ``exclusive`` leaves each element out of its own sum."""
+        return self._cumulative("cumulative_summation", x, axis, direction, exclusive)
+
+    def cumulative_product(self, x: Tensor, axis: int, direction: DML_AXIS_DIRECTION | int = DML_AXIS_DIRECTION.INCREASING, *, exclusive: bool = False) -> Tensor:
+        """CUMULATIVE_PRODUCT (feature level 3.1): as ``cumulative_summation``, multiplying."""
+        return self._cumulative("cumulative_product", x, axis, direction, exclusive)
+
+    def _cumulative(self, call: str, x: Any, axis: int, direction: Any, exclusive: bool) -> Tensor:
+        from dmlpy.operators.reduction import DML_CUMULATIVE_PRODUCT_OPERATOR_DESC, DML_CUMULATIVE_SUMMATION_OPERATOR_DESC  # noqa: I001, PLC0415
+
+        x = self._tensor_argument(call, "x", x)
+        common: dict[str, Any] = {"OutputTensor": self._output(x, x.sizes), "Axis": axis, "AxisDirection": direction}
+        if call == "cumulative_product":
+            desc: Any = DML_CUMULATIVE_PRODUCT_OPERATOR_DESC(HasExclusiveProduct=bool(exclusive), **common)
+        else:
+            desc = DML_CUMULATIVE_SUMMATION_OPERATOR_DESC(HasExclusiveSum=bool(exclusive), **common)
+        arguments = {"InputTensor": "x", "OutputTensor": "x", "Axis": "axis", "AxisDirection": "direction", "HasExclusiveSum": "exclusive", "HasExclusiveProduct": "exclusive", "OPERATOR.FEATURE_LEVEL": call}
+        return self.add_operator(desc, {"InputTensor": x}, call=call, arguments=arguments)[0]
+
+    def one_hot(self, indices: Tensor, values: Tensor, axis: int, depth: int) -> Tensor:
+        """ONE_HOT (ONNX OneHot): ``indices`` has size 1 on ``axis``; the output has ``depth`` there, values' element 1
+        (OnValue) at each index and element 0 (OffValue) elsewhere; an index outside ``[-depth, depth)`` gives OffValue only."""
+        from dmlpy.operators.data_movement import DML_ONE_HOT_OPERATOR_DESC  # noqa: PLC0415
+
+        indices = self._tensor_argument("one_hot", "indices", indices)
+        values = self._tensor_argument("one_hot", "values", values)
+        sizes = tuple(depth if i == axis else n for i, n in enumerate(indices.sizes))
+        desc = DML_ONE_HOT_OPERATOR_DESC(OutputTensor=self._output(values, sizes), Axis=axis)
+        arguments = {"IndicesTensor": "indices", "ValuesTensor": "values", "OutputTensor": "depth", "Axis": "axis"}
+        return self.add_operator(desc, {"IndicesTensor": indices, "ValuesTensor": values}, call="one_hot", arguments=arguments)[0]
+
+    def scatter_elements(self, x: Tensor, indices: Tensor, updates: Tensor, axis: int) -> Tensor:
+        """SCATTER_ELEMENTS (ONNX ScatterElements, reduction none): a copy of ``x`` with ``updates[i]`` written at
+        ``indices[i]`` along ``axis``."""
+        from dmlpy.operators.data_movement import DML_SCATTER_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("scatter_elements", "x", x)
+        indices = self._tensor_argument("scatter_elements", "indices", indices)
+        updates = self._tensor_argument("scatter_elements", "updates", updates)
+        desc = DML_SCATTER_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), Axis=axis)
+        arguments = {"InputTensor": "x", "IndicesTensor": "indices", "UpdatesTensor": "updates", "OutputTensor": "x", "Axis": "axis"}
+        return self.add_operator(desc, {"InputTensor": x, "IndicesTensor": indices, "UpdatesTensor": updates}, call="scatter_elements", arguments=arguments)[0]
+
+    def scatter_nd(self, x: Tensor, indices: Tensor, updates: Tensor, *, input_dimensions: int | None = None, indices_dimensions: int | None = None) -> Tensor:
+        """SCATTER_ND (ONNX ScatterND, reduction none): a copy of ``x`` with each tuple along the indices' last dimension
+        naming where a slice of ``updates`` goes. The meaningful dimension counts default to every dimension."""
+        from dmlpy.operators.data_movement import DML_SCATTER_ND_OPERATOR_DESC  # noqa: PLC0415
+
+        x = self._tensor_argument("scatter_nd", "x", x)
+        indices = self._tensor_argument("scatter_nd", "indices", indices)
+        updates = self._tensor_argument("scatter_nd", "updates", updates)
+        input_count = len(x.sizes) if input_dimensions is None else input_dimensions
+        indices_count = len(indices.sizes) if indices_dimensions is None else indices_dimensions
+        desc = DML_SCATTER_ND_OPERATOR_DESC(OutputTensor=self._output(x, x.sizes), InputDimensionCount=input_count, IndicesDimensionCount=indices_count)
+        arguments = {"InputTensor": "x", "IndicesTensor": "indices", "UpdatesTensor": "updates", "OutputTensor": "x",
+                     "InputDimensionCount": "input_dimensions", "IndicesDimensionCount": "indices_dimensions"}  # fmt: skip
+        return self.add_operator(desc, {"InputTensor": x, "IndicesTensor": indices, "UpdatesTensor": updates}, call="scatter_nd", arguments=arguments)[0]
+
     def _tensor_argument(self, call: str, argument: str, value: Any, *, optional: bool = False) -> Any:
         """``value`` when it is a Tensor of this builder; a TypeError naming the call and argument otherwise."""
         if value is None and optional:

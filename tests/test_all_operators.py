@@ -57,7 +57,7 @@ def conv_with(fused: object) -> DML_CONVOLUTION_OPERATOR_DESC:
     )  # fmt: skip
 
 
-def test_the_registry_holds_every_operator_type_and_125_kernels() -> None:
+def test_the_registry_holds_every_operator_type_and_132_kernels() -> None:
     assert set(REGISTRY) == {t for t in OP if t != OP.INVALID}
     emulated = emulated_operators()
     element_wise = {t for t in emulated if t.name.startswith("ELEMENT_WISE_") or t == OP.VALUE_SCALE_2D}
@@ -67,8 +67,9 @@ def test_the_registry_holds_every_operator_type_and_125_kernels() -> None:
     max_pooling = {OP.MAX_POOLING, OP.MAX_POOLING1, OP.MAX_POOLING2}  # a C kernel for FLOAT32 and FLOAT16
     reductions = {OP.REDUCE, OP.ARGMIN, OP.ARGMAX}  # C kernel: reduction.c (with HARDMAX and HARDMAX1, in NATIVE_KERNELS)
     lrn_lp = {OP.LOCAL_RESPONSE_NORMALIZATION, OP.LP_NORMALIZATION, OP.LP_POOLING, OP.LP_POOLING1}  # NumPy kernels only
-    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | (set(DESC_CLASSES) - NATIVE_KERNELS) | lrn_lp
-    assert len(emulated) == 125 and len(element_wise) == 63 and len(data_movement) == 11
+    top_k_cumulative_scatter = {OP.TOP_K, OP.TOP_K1, OP.CUMULATIVE_SUMMATION, OP.CUMULATIVE_PRODUCT, OP.ONE_HOT, OP.SCATTER_ELEMENTS, OP.SCATTER_ND}  # NumPy kernels
+    numpy_only = (element_wise - NATIVE_ELEMENT_WISE) | (set(DESC_CLASSES) - NATIVE_KERNELS) | lrn_lp | top_k_cumulative_scatter
+    assert len(emulated) == 132 and len(element_wise) == 63 and len(data_movement) == 11
     assert normalization | resampling | max_pooling | reductions <= set(emulated)
     assert all(REGISTRY[t].native and REGISTRY[t].native_covers is not None for t in resampling | max_pooling)
     assert all(REGISTRY[t].native and REGISTRY[t].native_covers is None for t in data_movement | reductions)  # C takes every valid desc

@@ -64,6 +64,12 @@ LpNormalization                    all                      LP_NORMALIZATION (Ep
 ReduceMean/Sum/Max/Min/Prod/L1/L2  all (axes attribute or   REDUCE (keepdims 0: a reinterpretation)
 LogSum/LogSumExp/SumSquare         input)
 ArgMax, ArgMin                     all                      ARGMAX/ARGMIN (UINT64 read as INT64)
+TopK                               all (k attribute or K    TOP_K1 (TOP_K below 2.1); UINT64 indices
+                                   input, a constant)       read as INT64 (UINT32 and a CAST below 5.0)
+CumSum, CumProd                    all (a constant axis)    CUMULATIVE_SUMMATION / CUMULATIVE_PRODUCT
+OneHot                             all (a constant depth)   ONE_HOT (float indices: a CAST to INT32)
+ScatterElements, Scatter,          all (reduction none)     SCATTER, SCATTER_ND
+ScatterND
 QuantizeLinear, DequantizeLinear   all (per tensor, axis)   ELEMENT_WISE_QUANTIZE_LINEAR/DEQUANTIZE_LINEAR
 Concat, Split, Slice, Pad, Cast,   all                      JOIN, SPLIT (SLICE1 per used output when
 CastLike                                                    some are unused), SLICE1, PADDING1, CAST
@@ -1776,6 +1782,97 @@ def _map_lp_normalization(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
     y = c.g.lp_normalization(c.x(0, (1,) * lead + _dml_shape(shape)), axis + lead, p=p, epsilon=1e-5)
     return [_out(y, shape)]
 
+# --- TopK, CumSum, OneHot, Scatter ---
+
+
+def _index_output(c: _Ctx, index: Tensor) -> Tensor:
+    """DirectML's UINT64 indices read as ONNX's INT64 (the same bytes: every index is below 2^63); UINT32 ones (below
+    DML_FEATURE_LEVEL_5_0, where TOP_K1 writes no UINT64) widened by a CAST."""
+    if index.data_type == as_data_type(np.uint32):
+        return c.g.cast(index, "int64")
+    return dataclasses.replace(index, desc=dataclasses.replace(index.desc, DataType=as_data_type(np.int64)))
+
+
+def _map_top_k(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]] | None]:
+    shape = c.shape(0)
+    rank = len(shape)
+    axis = c.axis(int(c.attr("axis", -1)), rank)
+    k = int(c.attr("k")) if c.node.version < 10 else int(np.asarray(c.known(1, "K")).reshape(-1)[0])
+    if not 1 <= k <= shape[axis]:
+        raise c.fail(INVALID_ATTRIBUTE, "K", f"is {k}, expected 1 to the axis size {shape[axis]}", expected=f"1..{shape[axis]}", actual=k)
+    # sorted=0 leaves the order open: TOP_K1's sorted order is one of them
+    direction = DML_AXIS_DIRECTION.DECREASING if int(c.attr("largest", 1)) else DML_AXIS_DIRECTION.INCREASING
+    lead = max(0, c.min_rank - rank)
+    index_type = "uint64" if c.g.feature_level >= FL.LEVEL_5_0 else "uint32"  # TOP_K1's UINT64 indices: FL 5.0
+    values, index = c.g.top_k(c.padded(0, rank + lead), axis + lead, k, direction, index_type=index_type)
+    out_shape = tuple(k if i == axis else n for i, n in enumerate(shape))
+    results: list[tuple[Tensor, tuple[int, ...]] | None] = [_out(values, out_shape), _out(_index_output(c, index), out_shape)]
+    for j, name in enumerate(c.proto.output[:2]):
+        if not (name and c.importer.used(name)):  # TOP_K1 writes both; a DML graph connects every node output: an unread one
+            unused = c.importer.__dict__.setdefault("unused_outputs", {})  # becomes a graph output ImportedModel.run does not return
+            unused[f"~unused:{c.node.op_type}:{len(unused)}"] = (values, index)[j]
+            results[j] = None
+    return results
+
+
+def _map_cumulative(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    shape = c.shape(0)
+    rank = len(shape)
+    axis = c.axis(int(np.asarray(c.known(1, "axis")).reshape(-1)[0]), rank)
+    direction = DML_AXIS_DIRECTION.DECREASING if int(c.attr("reverse", 0)) else DML_AXIS_DIRECTION.INCREASING
+    lead = max(0, c.min_rank - rank)
+    method = c.g.cumulative_product if c.node.op_type == "CumProd" else c.g.cumulative_summation
+    y = method(c.padded(0, max(rank, 1) + lead), axis + lead, direction, exclusive=bool(int(c.attr("exclusive", 0))))
+    return [_out(y, shape)]
+
+
+def _map_one_hot(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    shape = c.shape(0)
+    out_rank = len(shape) + 1
+    axis = c.axis(int(c.attr("axis", -1)), out_rank)
+    depth = int(np.asarray(c.known(1, "depth")).reshape(-1)[0])
+    if depth < 1:
+        raise c.fail(INVALID_ATTRIBUTE, "depth", f"is {depth}, expected at least 1", expected=">= 1", actual=depth)
+    if math.prod(c.shape(2)) != 2:
+        raise c.fail(SHAPE, "values", f"has shape {c.shape(2)}, expected two elements {{off_value, on_value}}", expected=2, actual=math.prod(c.shape(2)))
+    lead = max(0, c.min_rank - out_rank)
+    rank = out_rank + lead
+    out_shape = tuple(shape[:axis]) + (depth,) + tuple(shape[axis:])
+    indices = c.indices(0, (1,) * lead + tuple(shape[:axis]) + (1,) + tuple(shape[axis:]), depth)  # the same bytes, 1 on the one-hot axis
+    if c.dtype(0).kind == "f":  # ONNX casts non-integer indices to an integer (toward zero); ONE_HOT takes integers: a CAST first
+        indices = c.g.cast(indices, "int32")
+    y = c.g.one_hot(indices, c.x(2, (1,) * (rank - 1) + (2,)), axis + lead, depth)
+    return [_out(y, out_shape)]
+
+
+def _no_reduction(c: _Ctx) -> None:
+    reduction = c.attr("reduction", "none")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else str(reduction)
+    if reduction != "none":
+        raise c.fail(UNSUPPORTED_ATTRIBUTE, "reduction", f"is {reduction!r}: DirectML's SCATTER and SCATTER_ND overwrite; they have no reduction", expected="none", actual=reduction, hresult=HRESULT.E_NOTIMPL)
+
+
+def _map_scatter_elements(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    _no_reduction(c)
+    data, indices = c.shape(0), c.shape(1)
+    rank = len(data)
+    axis = c.axis(int(c.attr("axis", 0)), rank)
+    if any(n != m for i, (n, m) in enumerate(zip(indices, data, strict=True)) if i != axis):
+        raise c.fail(SHAPE, None, f"indices have shape {indices}: DirectML's SCATTER takes indices with the data's sizes {data} except along axis {axis}",
+                     expected="the data's sizes off the axis", actual=indices, hresult=HRESULT.E_NOTIMPL)  # fmt: skip
+    lead = max(0, c.min_rank - rank)
+    ones = (1,) * lead
+    y = c.g.scatter_elements(c.padded(0, rank + lead), c.indices(1, ones + tuple(indices), data[axis]), c.padded(2, rank + lead), axis + lead)
+    return [_out(y, data)]
+
+
+def _map_scatter_nd(c: _Ctx) -> list[tuple[Tensor, tuple[int, ...]]]:
+    _no_reduction(c)
+    data, indices, updates = c.shape(0), c.shape(1), c.shape(2)
+    rank = max(len(data), len(indices), len(updates), c.min_rank)
+    y = c.g.scatter_nd(c.padded(0, rank), c.indices(1, (1,) * (rank - len(indices)) + tuple(indices)), c.padded(2, rank), input_dimensions=len(data), indices_dimensions=len(indices))
+    return [_out(y, data)]
+
 
 MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     **dict.fromkeys(_BINARY, _map_binary),
@@ -1830,6 +1927,14 @@ MAPPINGS: dict[str, Callable[[_Ctx], list[Any]]] = {
     "LpPool": _map_lp_pool,
     "GlobalLpPool": _map_global_lp_pool,
     "LpNormalization": _map_lp_normalization,
+
+    "TopK": _map_top_k,
+    "CumSum": _map_cumulative,
+    "CumProd": _map_cumulative,
+    "OneHot": _map_one_hot,
+    "ScatterElements": _map_scatter_elements,
+    "Scatter": _map_scatter_elements,
+    "ScatterND": _map_scatter_nd,
 }
 
 # The DirectML operator onnxruntime's DirectML provider uses for ONNX operators the importer does not map
@@ -1837,6 +1942,9 @@ NEEDS: dict[str, str] = {
     "TopK": "TOP_K1",
     "CumSum": "CUMULATIVE_SUMMATION", "CumProd": "CUMULATIVE_PRODUCT", "Scatter": "SCATTER_ELEMENTS", "ScatterElements": "SCATTER_ELEMENTS", "ScatterND": "SCATTER_ND",
     "OneHot": "ONE_HOT", "NonZero": "NONZERO_COORDINATES", "LSTM": "LSTM", "GRU": "GRU", "RNN": "RNN", "RoiAlign": "ROI_ALIGN1", "MaxRoiPool": "ROI_POOLING",
+
+    "LRN": "LOCAL_RESPONSE_NORMALIZATION", "LpPool": "LP_POOLING1", "GlobalLpPool": "LP_POOLING1", "LpNormalization": "LP_NORMALIZATION",
+    "NonZero": "NONZERO_COORDINATES", "LSTM": "LSTM", "GRU": "GRU", "RNN": "RNN", "RoiAlign": "ROI_ALIGN1", "MaxRoiPool": "ROI_POOLING",
     "MaxUnpool": "MAX_UNPOOLING", "RandomNormal": "RANDOM_GENERATOR", "RandomUniform": "RANDOM_GENERATOR", "RandomNormalLike": "RANDOM_GENERATOR",
     "RandomUniformLike": "RANDOM_GENERATOR", "QLinearConv": "QUANTIZED_LINEAR_CONVOLUTION", "QLinearMatMul": "QUANTIZED_LINEAR_MATRIX_MULTIPLY",
     "ConvInteger": "CONVOLUTION_INTEGER", "MatMulInteger": "MATRIX_MULTIPLY_INTEGER", "DynamicQuantizeLinear": "DYNAMIC_QUANTIZE_LINEAR", "EyeLike": "DIAGONAL_MATRIX1",
@@ -2132,7 +2240,7 @@ class _ModelImporter:
             return None
         self.imported.sort(key=lambda n: n.index)
         labels = _unique_labels(self.imported)
-        program = self.builder.compile(out_tensors)
+        program = self.builder.compile({**out_tensors, **getattr(self, "unused_outputs", {})})  # unused_outputs: TopK's unread output
         dml_warnings = [w for n in self.imported for w in n.warnings if not w.rule.startswith("ONNX.")]
         return ImportedModel(
             self.model, program, {labels[id(n)]: n.descs for n in self.imported}, list(self.imported), self.log.findings + dml_warnings, input_names, outputs,
@@ -2677,7 +2785,7 @@ PARAMETER_SLOTS = frozenset({
     ("Reshape", 1), ("Expand", 1), ("Tile", 1), ("Split", 1), ("Squeeze", 1), ("Unsqueeze", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("Slice", 4),
     ("Pad", 1), ("Pad", 2), ("Pad", 3), ("Resize", 1), ("Resize", 2), ("Resize", 3), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("TopK", 1),
     ("ReduceSum", 1), ("ReduceMean", 1), ("ReduceMax", 1), ("ReduceMin", 1), ("ReduceProd", 1), ("ReduceL1", 1), ("ReduceL2", 1), ("ReduceLogSum", 1),
-    ("ReduceLogSumExp", 1), ("ReduceSumSquare", 1), ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("OneHot", 1), ("Dropout", 1), ("Dropout", 2),
+    ("ReduceLogSumExp", 1), ("ReduceSumSquare", 1), ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("OneHot", 1), ("Dropout", 1), ("Dropout", 2), ("CumSum", 1), ("CumProd", 1),
 })  # fmt: skip
 
 

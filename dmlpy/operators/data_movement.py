@@ -1,4 +1,5 @@
-"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER, GATHER_ELEMENTS, GATHER_ND.
+"""Data movement: JOIN, SPLIT, SLICE, SLICE1, PADDING, PADDING1, TILE, GATHER, GATHER_ELEMENTS, GATHER_ND,
+ONE_HOT, SCATTER (SCATTER_ELEMENTS), SCATTER_ND.
 
 Facts, each operator's page: JOIN's inputs and SPLIT's outputs have the other tensor's sizes
 except along ``Axis``, where JOIN's output size is the sum of its inputs' and SPLIT's outputs
@@ -10,7 +11,10 @@ and ``1 + (size - 1) / |stride|``; PADDING's output size is ``in + start + end``
 indices' in place of ``Axis``, right-aligned; GATHER_ELEMENTS's output has the indices' sizes;
 GATHER_ND's is the indices' sizes before the tuple then the input's sizes the tuple does not
 index, right-aligned (the page's examples; its formula keeps too many input sizes,
-docs/deviations.md). Every ``Axis`` is below the
+docs/deviations.md). ONE_HOT's indices have the output's sizes with 1 on ``Axis`` and its values
+tensor at least two elements; SCATTER's indices have the input's sizes except along ``Axis``, its
+updates the indices' sizes; SCATTER_ND's updates have the sizes GATHER_ND's output would have; both
+scatters' outputs have the input's sizes. Every ``Axis`` is below the
 tensors' DimensionCount, and every per-dimension array has DimensionCount entries.
 """
 
@@ -29,8 +33,11 @@ from dmlpy.operators.descs.data_movement import (
     DML_GATHER_ND_OPERATOR_DESC,
     DML_GATHER_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
+    DML_ONE_HOT_OPERATOR_DESC,
     DML_PADDING1_OPERATOR_DESC,
     DML_PADDING_OPERATOR_DESC,
+    DML_SCATTER_ND_OPERATOR_DESC,
+    DML_SCATTER_OPERATOR_DESC,
     DML_SLICE1_OPERATOR_DESC,
     DML_SLICE_OPERATOR_DESC,
     DML_SPLIT_OPERATOR_DESC,
@@ -77,6 +84,18 @@ PADDING_VALUE_TYPE = rule("PADDING.VALUE_DATA_TYPE", "PADDING1's PaddingValueDat
 GATHER_INDICES_SIZES = rule("GATHER_ELEMENTS.INDICES_SIZES", "IndicesTensor.Sizes match InputTensor.Sizes in every dimension except Axis.", source=_page("gather_elements"))
 GATHER_AXIS = rule("GATHER_ELEMENTS.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("gather_elements"))
 GATHER_OUTPUT = rule("GATHER_ELEMENTS.OUTPUT_SIZE", "OutputTensor.Sizes equal IndicesTensor.Sizes.", source=_page("gather_elements"))
+ONE_HOT_AXIS = rule("ONE_HOT.AXIS_RANGE", "Axis is below IndicesTensor.DimensionCount.", source=_page("one_hot"))
+ONE_HOT_INDICES_SIZES = rule("ONE_HOT.INDICES_SIZES", "IndicesTensor.Sizes equal OutputTensor.Sizes except along Axis, where IndicesTensor's size is 1.", source=_page("one_hot"))
+ONE_HOT_VALUES = rule("ONE_HOT.VALUES_COUNT", "ValuesTensor holds at least two elements: {OffValue, OnValue}.", source=_page("one_hot"))
+SCATTER_AXIS = rule("SCATTER.AXIS_RANGE", "Axis is below the tensors' DimensionCount.", source=_page("scatter"))
+SCATTER_INDICES_SIZES = rule("SCATTER.INDICES_SIZES", "IndicesTensor.Sizes match InputTensor.Sizes in every dimension except Axis.", source=_page("scatter"))
+SCATTER_UPDATES_SIZES = rule("SCATTER.UPDATES_SIZES", "UpdatesTensor.Sizes equal IndicesTensor.Sizes.", source=_page("scatter"))
+SCATTER_OUTPUT = rule("SCATTER.OUTPUT_SIZE", "OutputTensor.Sizes equal InputTensor.Sizes (SCATTER and SCATTER_ND).", source=f"{_page('scatter')}; {_page('scatter_nd')}")
+SND_PAGE = _page("scatter_nd")
+SND_INPUT_COUNT = rule("SCATTER_ND.INPUT_DIMENSION_COUNT", "InputDimensionCount is in [1, InputTensor.DimensionCount].", source=SND_PAGE)
+SND_INDICES_COUNT = rule("SCATTER_ND.INDICES_DIMENSION_COUNT", "IndicesDimensionCount is in [1, IndicesTensor.DimensionCount].", source=SND_PAGE)
+SND_TUPLE = rule("SCATTER_ND.TUPLE_SIZE", "The index tuple size, IndicesTensor's last size, is at most InputDimensionCount.", source=SND_PAGE)
+SND_UPDATES_SIZES = rule("SCATTER_ND.UPDATES_SIZES", "UpdatesTensor.Sizes are {the indices' IndicesDimensionCount - 1 sizes before the tuple, the input's sizes after the tuple's}, right-aligned.", source=f"{SND_PAGE}; docs/deviations.md")
 
 
 def _axis_ok(ctx: Checker, rule_: Any, axis: int, rank: int, path: str) -> bool:
@@ -277,6 +296,63 @@ def _check_gather_elements(ctx: Checker, desc: DML_GATHER_ELEMENTS_OPERATOR_DESC
         ctx.check(tuple(y.Sizes) == tuple(indices.Sizes), GATHER_OUTPUT, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=tuple(indices.Sizes), why="IndicesTensor.Sizes")
 
 
+def _check_one_hot(ctx: Checker, desc: DML_ONE_HOT_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    indices, values, y = buffers["IndicesTensor"], buffers["ValuesTensor"], buffers["OutputTensor"]
+    if values is not None and values.Sizes is not None:
+        count = int(np.prod(values.Sizes))
+        ctx.check(count >= 2, ONE_HOT_VALUES, f"{path}.ValuesTensor.Sizes", actual=tuple(values.Sizes), expected="at least 2 elements",
+                  message=f"is {fmt(list(values.Sizes))}: {count} element, expected at least two (OffValue, OnValue)")  # fmt: skip
+    if indices is None or y is None or indices.DimensionCount != y.DimensionCount:
+        return  # TENSOR.SAME_DIMENSION_COUNT
+    rank = indices.DimensionCount
+    if not ctx.check(0 <= desc.Axis < rank, ONE_HOT_AXIS, f"{path}.Axis", actual=desc.Axis, expected=f"0..{rank - 1}",
+                     message=f"is {desc.Axis}, expected an axis below IndicesTensor.DimensionCount {rank}"):  # fmt: skip
+        return
+    for d, (size, out) in enumerate(zip(indices.Sizes, y.Sizes, strict=True)):
+        expected = 1 if d == desc.Axis else out
+        ctx.check(size == expected, ONE_HOT_INDICES_SIZES, f"{path}.IndicesTensor.Sizes[{d}]", actual=size, expected=expected,
+                  why="1 (Axis)" if d == desc.Axis else f"OutputTensor.Sizes[{d}]")  # fmt: skip
+
+
+def _check_output_is_input(ctx: Checker, path: str, x: Any, y: Any) -> None:
+    ctx.check(tuple(y.Sizes) == tuple(x.Sizes), SCATTER_OUTPUT, f"{path}.OutputTensor.Sizes", actual=tuple(y.Sizes), expected=tuple(x.Sizes), why="InputTensor.Sizes")
+
+
+def _check_scatter(ctx: Checker, desc: DML_SCATTER_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x, indices, updates, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["UpdatesTensor"], buffers["OutputTensor"]
+    if any(t is None for t in (x, indices, updates, y)) or len({t.DimensionCount for t in (x, indices, updates, y)}) != 1:
+        return  # TENSOR.SAME_DIMENSION_COUNT
+    _check_output_is_input(ctx, path, x, y)
+    if _axis_ok(ctx, SCATTER_AXIS, desc.Axis, x.DimensionCount, path):
+        for d, (size, expected) in enumerate(zip(indices.Sizes, x.Sizes, strict=True)):
+            if d != desc.Axis:
+                ctx.check(size == expected, SCATTER_INDICES_SIZES, f"{path}.IndicesTensor.Sizes[{d}]", actual=size, expected=expected, why=f"InputTensor.Sizes[{d}] (Axis is {desc.Axis})")
+    ctx.check(tuple(updates.Sizes) == tuple(indices.Sizes), SCATTER_UPDATES_SIZES, f"{path}.UpdatesTensor.Sizes", actual=tuple(updates.Sizes), expected=tuple(indices.Sizes), why="IndicesTensor.Sizes")
+
+
+def _check_scatter_nd(ctx: Checker, desc: DML_SCATTER_ND_OPERATOR_DESC, path: str, buffers: dict[str, Any]) -> None:
+    x, indices, updates, y = buffers["InputTensor"], buffers["IndicesTensor"], buffers["UpdatesTensor"], buffers["OutputTensor"]
+    if any(t is None for t in (x, indices, updates, y)) or len({t.DimensionCount for t in (x, indices, updates, y)}) != 1:
+        return  # TENSOR.SAME_DIMENSION_COUNT
+    _check_output_is_input(ctx, path, x, y)
+    rank, input_count, indices_count = x.DimensionCount, desc.InputDimensionCount, desc.IndicesDimensionCount
+    ok = ctx.check(1 <= input_count <= rank, SND_INPUT_COUNT, f"{path}.InputDimensionCount", actual=input_count, expected=f"1..{rank}",
+                   message=f"is {input_count}, expected 1 to InputTensor.DimensionCount = {rank}")  # fmt: skip
+    ok &= ctx.check(1 <= indices_count <= rank, SND_INDICES_COUNT, f"{path}.IndicesDimensionCount", actual=indices_count, expected=f"1..{rank}",
+                    message=f"is {indices_count}, expected 1 to IndicesTensor.DimensionCount = {rank}")  # fmt: skip
+    if not ok:
+        return
+    tuple_size = indices.Sizes[-1]
+    if not ctx.check(tuple_size <= input_count, SND_TUPLE, f"{path}.IndicesTensor.Sizes[{rank - 1}]", actual=tuple_size, expected=f"<= {input_count}",
+                     message=f"is {tuple_size}: index tuples of {tuple_size} coordinates, more than InputDimensionCount = {input_count}"):  # fmt: skip
+        return
+    expected = gather_nd_output_sizes(tuple(x.Sizes), tuple(indices.Sizes), input_count, indices_count, rank)
+    formula = f"{{IndicesTensor.Sizes[{rank - indices_count}..{rank - 2}], InputTensor.Sizes[{rank - input_count + tuple_size}..{rank - 1}]}}"
+    ctx.check(expected is not None and tuple(updates.Sizes) == expected, SND_UPDATES_SIZES, f"{path}.UpdatesTensor.Sizes", actual=tuple(updates.Sizes), expected=expected,
+              message=(f"is {fmt(list(updates.Sizes))}, expected {fmt(list(expected))} = {formula} right-aligned to {rank} dimensions" if expected is not None
+                       else f"has {rank} dimensions, too few for {formula}"))  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------------
 # NumPy kernels. Each gets its inputs in their logical shapes (the backend reads strides) and
 # returns its outputs by binding slot name; tensor arrays bind one slot per element
@@ -407,6 +483,56 @@ def _gather_nd(desc: DML_GATHER_ND_OPERATOR_DESC | DML_GATHER_ND1_OPERATOR_DESC,
     return {"OutputTensor": picked.reshape(_sizes(desc.OutputTensor))}
 
 
+def _positions(indices: np.ndarray, size: int) -> np.ndarray:
+    """Positions along an axis of ``size`` as int64, a negative index of a signed type counted from the end;
+    one still outside ``[0, size)`` becomes -1 (ONE_HOT: all OffValue; the scatters: no write)."""
+    if indices.dtype.kind == "u":
+        i = np.minimum(indices, np.uint64(size)).astype(np.int64)
+    else:
+        i = indices.astype(np.int64)
+        i = np.where(i < 0, i + size, i)
+    return np.where((i >= 0) & (i < size), i, -1)
+
+
+def _one_hot(desc: DML_ONE_HOT_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """OnValue where the position along Axis is the sequence's index, OffValue elsewhere (an out-of-range index:
+    OffValue everywhere). OffValue is ValuesTensor's element 0; OnValue its element 1 along the fastest-changing
+    dimension of size > 1, which is element 1 in row-major order."""
+    indices, values = inputs["IndicesTensor"], inputs["ValuesTensor"].reshape(-1)
+    depth = _sizes(desc.OutputTensor)[desc.Axis]
+    positions = np.arange(depth).reshape([depth if d == desc.Axis else 1 for d in range(indices.ndim)])
+    return {"OutputTensor": np.where(_positions(indices, depth) == positions, values[1], values[0])}
+
+
+def _scatter(desc: DML_SCATTER_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """A copy of the input, then ``output[..., indices[i], ...] = updates[i]`` along Axis. Duplicate targets: the
+    last update in row-major order wins; an index outside the axis writes nothing (docs/deviations.md)."""
+    x, indices, updates = inputs["InputTensor"], inputs["IndicesTensor"], inputs["UpdatesTensor"]
+    y = x.copy()
+    where = list(np.indices(indices.shape, sparse=True))
+    where[desc.Axis] = _positions(indices, x.shape[desc.Axis])
+    where = np.broadcast_arrays(*where)
+    keep = where[desc.Axis] >= 0
+    y[tuple(w[keep] for w in where)] = updates[keep]
+    return {"OutputTensor": y}
+
+
+def _scatter_nd(desc: DML_SCATTER_ND_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """A copy of the input, then ``output[*indices[p, :], ...] = updates[p, ...]`` over the meaningful dimensions;
+    as SCATTER for duplicates and indices outside a dimension."""
+    x = inputs["InputTensor"]
+    y = x.copy()
+    target = _meaningful(y, desc.InputDimensionCount)  # a view: writes land in y
+    indices = _meaningful(inputs["IndicesTensor"], desc.IndicesDimensionCount)
+    tuple_size = indices.shape[-1]
+    tuples = indices.reshape(-1, tuple_size)
+    updates = inputs["UpdatesTensor"].reshape(tuples.shape[0], *target.shape[tuple_size:])
+    coordinates = [_positions(tuples[:, j], target.shape[j]) for j in range(tuple_size)]
+    keep = np.all([c >= 0 for c in coordinates], axis=0) if tuple_size else np.ones(tuples.shape[0], bool)
+    target[tuple(c[keep] for c in coordinates)] = updates[keep]
+    return {"OutputTensor": y}
+
+
 KERNELS = (OP.JOIN, OP.SPLIT, OP.SLICE, OP.SLICE1, OP.PADDING, OP.PADDING1, OP.CAST, OP.GATHER, OP.GATHER_ELEMENTS, OP.GATHER_ND, OP.GATHER_ND1)
 # The operators dmlpy/native/data_movement.c runs, every valid desc of them (all their types are whole bytes).
 NATIVE = frozenset(KERNELS)
@@ -424,6 +550,9 @@ for _type, _class, _check, _kernel in (
     (OP.GATHER_ELEMENTS, DML_GATHER_ELEMENTS_OPERATOR_DESC, _check_gather_elements, _gather_elements),
     (OP.GATHER_ND, DML_GATHER_ND_OPERATOR_DESC, _check_gather_nd, _gather_nd),
     (OP.GATHER_ND1, DML_GATHER_ND1_OPERATOR_DESC, _check_gather_nd, _gather_nd),
+    (OP.ONE_HOT, DML_ONE_HOT_OPERATOR_DESC, _check_one_hot, _one_hot),
+    (OP.SCATTER_ELEMENTS, DML_SCATTER_OPERATOR_DESC, _check_scatter, _scatter),
+    (OP.SCATTER_ND, DML_SCATTER_ND_OPERATOR_DESC, _check_scatter_nd, _scatter_nd),
 ):
     register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=_type in NATIVE, generic_rules=True))
 
@@ -435,8 +564,11 @@ __all__ = [
     "DML_GATHER_ND_OPERATOR_DESC",
     "DML_GATHER_OPERATOR_DESC",
     "DML_JOIN_OPERATOR_DESC",
+    "DML_ONE_HOT_OPERATOR_DESC",
     "DML_PADDING1_OPERATOR_DESC",
     "DML_PADDING_OPERATOR_DESC",
+    "DML_SCATTER_ND_OPERATOR_DESC",
+    "DML_SCATTER_OPERATOR_DESC",
     "DML_SLICE1_OPERATOR_DESC",
     "DML_SLICE_OPERATOR_DESC",
     "DML_SPLIT_OPERATOR_DESC",

@@ -4,12 +4,15 @@ Facts: the DML_REDUCE_OPERATOR_DESC page (Axes in ``[0, InputTensor.DimensionCou
 output keeps the rank, with size 1 on the reduced axes; the same DataType except for ARGMIN and
 ARGMAX, whose output types the per-function support tables give), the ARGMIN and ARGMAX pages
 (the same sizes rule, stated in their remarks), and the TOP_K and TOP_K1 pages (both outputs
-have the input's sizes with ``K`` on ``Axis``). Decisions (docs/deviations.md): a repeated axis
-is a warning, the pages being silent about it; top-k's ``K`` may equal the axis size.
+have the input's sizes with ``K`` on ``Axis``; ties in index order), and the CUMULATIVE_SUMMATION and
+CUMULATIVE_PRODUCT pages (``Axis`` below the DimensionCount; the output has the input's sizes and
+type). Decisions (docs/deviations.md): a repeated axis is a warning, the pages being silent about
+it; top-k's ``K`` may equal the axis size; top-k orders NaN above every number.
 
 REDUCE (every DML_REDUCE_FUNCTION), ARGMIN and ARGMAX have a NumPy kernel and a C kernel
 (dmlpy/native/reduction.c: exact for integers, MIN, MAX, ARGMIN and ARGMAX, its float sums within
-the bound docs/deviations.md states); TOP_K and TOP_K1 are validated only.
+the bound docs/deviations.md states); TOP_K, TOP_K1, CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT
+have a NumPy kernel (the native backend runs it).
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ import numpy as np
 from dmlpy.enums import DML_AXIS_DIRECTION, DML_OPERATOR_TYPE, DML_REDUCE_FUNCTION
 from dmlpy.errors import Severity
 from dmlpy.operators import OperatorSpec, register
+from dmlpy.operators.descs import OPERATORS as DESCS
 from dmlpy.operators.descs.reduction import (
     DML_ARGMAX_OPERATOR_DESC,
     DML_ARGMIN_OPERATOR_DESC,
+    DML_CUMULATIVE_PRODUCT_OPERATOR_DESC,
+    DML_CUMULATIVE_SUMMATION_OPERATOR_DESC,
     DML_REDUCE_OPERATOR_DESC,
     DML_TOP_K1_OPERATOR_DESC,
     DML_TOP_K_OPERATOR_DESC,
@@ -43,6 +49,7 @@ SAME_DATA_TYPE = rule("REDUCE.SAME_DATA_TYPE", "OutputTensor.DataType equals Inp
 TOP_K_PAGE = "ns-directml-dml_top_k1_operator_desc"
 TOP_K_AXIS_RANGE = rule("TOP_K.AXIS_RANGE", "Axis is in [0, InputTensor.DimensionCount - 1].", source=TOP_K_PAGE)
 TOP_K_K_RANGE = rule("TOP_K.K_RANGE", "K is in [1, InputTensor.Sizes[Axis]] (the page says below the size; K equal to it is accepted, docs/deviations.md).", source=TOP_K_PAGE)
+CUMULATIVE_AXIS_RANGE = rule("CUMULATIVE.AXIS_RANGE", "Axis is in [0, InputTensor.DimensionCount - 1].", source="ns-directml-dml_cumulative_summation_operator_desc; ns-directml-dml_cumulative_product_operator_desc")
 TOP_K_OUTPUT_SIZE = rule("TOP_K.OUTPUT_SIZE", "OutputValueTensor and OutputIndexTensor have InputTensor's Sizes with K on Axis.", source=TOP_K_PAGE)
 
 AnyReduce = DML_REDUCE_OPERATOR_DESC | DML_ARGMIN_OPERATOR_DESC | DML_ARGMAX_OPERATOR_DESC
@@ -103,6 +110,15 @@ def _check_top_k(ctx: Checker, desc: DML_TOP_K_OPERATOR_DESC | DML_TOP_K1_OPERAT
         for i, (actual, wanted) in enumerate(zip(y.Sizes, expected, strict=True)):
             ctx.check(actual == wanted, TOP_K_OUTPUT_SIZE, f"{path}.{name}.Sizes[{i}]", actual=actual, expected=wanted,
                       why=f"K (Axis = {axis})" if i == axis else f"InputTensor.Sizes[{i}]")  # fmt: skip
+
+
+def _check_cumulative(ctx: Checker, desc: DML_CUMULATIVE_SUMMATION_OPERATOR_DESC | DML_CUMULATIVE_PRODUCT_OPERATOR_DESC, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+    x = buffers["InputTensor"]
+    if x is None or x.Sizes is None:
+        return
+    rank, axis = len(x.Sizes), desc.Axis
+    ctx.check(0 <= axis < rank, CUMULATIVE_AXIS_RANGE, f"{path}.Axis", actual=axis, expected=f"0..{rank - 1}",
+              message=f"is {axis}, expected an axis in [0, InputTensor.DimensionCount - 1] = [0, {rank - 1}]")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
@@ -198,23 +214,70 @@ def reduce_reference(desc: AnyReduce, inputs: dict[str, np.ndarray | None]) -> d
         return {"OutputTensor": np.asarray(y).astype(numpy_dtype(out.DataType)).reshape(tuple(out.Sizes or ()))}
 
 
+def top_k_reference(desc: DML_TOP_K_OPERATOR_DESC | DML_TOP_K1_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """The K largest (TOP_K, TOP_K1 DECREASING) or smallest (TOP_K1 INCREASING) elements along Axis, sorted
+    that way, equal values in increasing index order (the pages). NaN sorts above every number
+    (docs/deviations.md); -0 and +0 are equal, so they keep their index order."""
+    x = inputs["InputTensor"]
+    assert x is not None and desc.OutputIndexTensor is not None and desc.OutputIndexTensor.Desc is not None
+    rows = np.moveaxis(x, desc.Axis, -1)
+    largest = isinstance(desc, DML_TOP_K_OPERATOR_DESC) or desc.AxisDirection == DML_AXIS_DIRECTION.DECREASING
+    if largest:  # a stable ascending sort of the reversed row, read backwards: descending, ties by increasing index
+        order = rows.shape[-1] - 1 - np.argsort(rows[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+    else:
+        order = np.argsort(rows, axis=-1, kind="stable")
+    order = order[..., : desc.K]
+    values = np.take_along_axis(rows, order, axis=-1)
+    index_type = numpy_dtype(desc.OutputIndexTensor.Desc.DataType)
+    return {"OutputValueTensor": np.moveaxis(values, -1, desc.Axis), "OutputIndexTensor": np.moveaxis(order, -1, desc.Axis).astype(index_type)}
+
+
+def cumulative_reference(desc: DML_CUMULATIVE_SUMMATION_OPERATOR_DESC | DML_CUMULATIVE_PRODUCT_OPERATOR_DESC, inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+    """Running sum or product along Axis, from its start (INCREASING) or end (DECREASING); exclusive: each
+    output leaves out its own element (the first is 0, or 1 for a product). Floats in their working type,
+    rounded once; integers wrap in their own type."""
+    x = inputs["InputTensor"]
+    assert x is not None
+    product = isinstance(desc, DML_CUMULATIVE_PRODUCT_OPERATOR_DESC)
+    exclusive = desc.HasExclusiveProduct if product else desc.HasExclusiveSum
+    axis, decreasing = desc.Axis, desc.AxisDirection == DML_AXIS_DIRECTION.DECREASING
+    w = _work(x)
+    if decreasing:
+        w = np.flip(w, axis)
+    if exclusive:  # shift by one along the axis, the identity entering first
+        first = np.full_like(w.take([0], axis=axis), 1 if product else 0)
+        w = np.concatenate([first, w.take(range(w.shape[axis] - 1), axis=axis)], axis=axis)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        y = (np.cumprod if product else np.cumsum)(w, axis=axis, dtype=w.dtype)
+        if decreasing:
+            y = np.flip(y, axis)
+        return {"OutputTensor": y.astype(x.dtype)}
+
+
 for _type, _class, _check, _kernel in (
     (DML_OPERATOR_TYPE.REDUCE, DML_REDUCE_OPERATOR_DESC, _check_reduce, reduce_reference),
     (DML_OPERATOR_TYPE.ARGMIN, DML_ARGMIN_OPERATOR_DESC, _check_reduce, reduce_reference),
     (DML_OPERATOR_TYPE.ARGMAX, DML_ARGMAX_OPERATOR_DESC, _check_reduce, reduce_reference),
-    (DML_OPERATOR_TYPE.TOP_K, DML_TOP_K_OPERATOR_DESC, _check_top_k, None),
-    (DML_OPERATOR_TYPE.TOP_K1, DML_TOP_K1_OPERATOR_DESC, _check_top_k, None),
+    (DML_OPERATOR_TYPE.TOP_K, DML_TOP_K_OPERATOR_DESC, _check_top_k, top_k_reference),
+    (DML_OPERATOR_TYPE.TOP_K1, DML_TOP_K1_OPERATOR_DESC, _check_top_k, top_k_reference),
+    (DML_OPERATOR_TYPE.CUMULATIVE_SUMMATION, DML_CUMULATIVE_SUMMATION_OPERATOR_DESC, _check_cumulative, cumulative_reference),
+    (DML_OPERATOR_TYPE.CUMULATIVE_PRODUCT, DML_CUMULATIVE_PRODUCT_OPERATOR_DESC, _check_cumulative, cumulative_reference),
 ):
-    # REDUCE, ARGMIN and ARGMAX: dmlpy/native/reduction.c takes every valid desc.
-    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, native=_kernel is not None, generic_rules=True))
+    # REDUCE, ARGMIN and ARGMAX: dmlpy/native/reduction.c takes every valid desc; the others run their NumPy kernel.
+    native = _type in (DML_OPERATOR_TYPE.REDUCE, DML_OPERATOR_TYPE.ARGMIN, DML_OPERATOR_TYPE.ARGMAX)
+    register(OperatorSpec(_type, _class, OPERATORS[_type], _check, _kernel, in_place=DESCS[_type].in_place, native=native, generic_rules=True))
 
 __all__ = [
     "DML_ARGMAX_OPERATOR_DESC",
     "DML_ARGMIN_OPERATOR_DESC",
+    "DML_CUMULATIVE_PRODUCT_OPERATOR_DESC",
+    "DML_CUMULATIVE_SUMMATION_OPERATOR_DESC",
     "DML_REDUCE_OPERATOR_DESC",
     "DML_TOP_K1_OPERATOR_DESC",
     "DML_TOP_K_OPERATOR_DESC",
     "REDUCTIONS",
     "arg_extreme",
+    "cumulative_reference",
     "reduce_reference",
+    "top_k_reference",
 ]

@@ -249,6 +249,7 @@ class Checker:
             self.error(where, f"{op_type!r} is not a DML_OPERATOR_TYPE spelling (DML_OPERATOR_X or X)")
             return None
         struct = constant.replace("DML_OPERATOR_", "DML_", 1) + "_OPERATOR_DESC"
+        struct = {"DML_SCATTER_ELEMENTS_OPERATOR_DESC": "DML_SCATTER_OPERATOR_DESC"}.get(struct, struct)  # DirectML.h: SCATTER_ELEMENTS, alias SCATTER, takes DML_SCATTER_OPERATOR_DESC
         if struct not in header().structs:
             self.error(where, f"{struct} is not declared in dml_types.h")
             return None

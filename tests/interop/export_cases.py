@@ -64,6 +64,7 @@ from dmlpy import (
 )
 from dmlpy.enums import DML_AXIS_DIRECTION, DML_CONVOLUTION_DIRECTION, DML_FEATURE_LEVEL, DML_INTERPOLATION_MODE, DML_IS_INFINITY_MODE, DML_PADDING_MODE, DML_REDUCE_FUNCTION, DML_ROUNDING_MODE, DML_TENSOR_DATA_TYPE
 from dmlpy.operators import data_movement as dm
+from dmlpy.operators import reduction as red
 from dmlpy.operators.descs import OPERATORS as DESCS
 from dmlpy.operators.descs import DML_MAX_POOLING1_OPERATOR_DESC, DML_MAX_POOLING2_OPERATOR_DESC, DML_MAX_POOLING_OPERATOR_DESC
 from dmlpy.operators.reduction import DML_ARGMAX_OPERATOR_DESC, DML_ARGMIN_OPERATOR_DESC, DML_REDUCE_OPERATOR_DESC
@@ -481,6 +482,23 @@ DATA_MOVEMENT_CASES = [
          _inputs(InputTensor=_rand((1, 3, 2, 2)), IndicesTensor=_ints((1, 3, 2, 2), -2, 2, np.int32))),
 ]  # fmt: skip
 CASES[-1:-1] = DATA_MOVEMENT_CASES
+
+TOP_K_CUMULATIVE_SCATTER_CASES = [
+    Case("top k", OP.TOP_K, lambda: red.DML_TOP_K_OPERATOR_DESC(_t((1, 1, 3, 4)), _t((1, 1, 3, 2)), _t((1, 1, 3, 2), "uint32"), 3, 2), _inputs(InputTensor=_rand((1, 1, 3, 4)))),
+    Case("top k1 INCREASING into UINT64", OP.TOP_K1, lambda: red.DML_TOP_K1_OPERATOR_DESC(_t((2, 5)), _t((2, 3)), _t((2, 3), "uint64"), 1, 3, DML_AXIS_DIRECTION.INCREASING),
+         _inputs(InputTensor=_rand((2, 5)))),
+    Case("cumulative summation DECREASING exclusive", OP.CUMULATIVE_SUMMATION, lambda: red.DML_CUMULATIVE_SUMMATION_OPERATOR_DESC(_t((2, 3, 4)), _t((2, 3, 4)), 1, DML_AXIS_DIRECTION.DECREASING, True),
+         _inputs(InputTensor=_rand((2, 3, 4)))),
+    Case("cumulative product", OP.CUMULATIVE_PRODUCT, lambda: red.DML_CUMULATIVE_PRODUCT_OPERATOR_DESC(_t((1, 1, 1, 4)), _t((1, 1, 1, 4)), 3, DML_AXIS_DIRECTION.INCREASING, False),
+         _inputs(InputTensor=_rand((1, 1, 1, 4)))),
+    Case("one hot with INT32 indices", OP.ONE_HOT, lambda: dm.DML_ONE_HOT_OPERATOR_DESC(_t((1, 1, 3, 1), "int32"), _t((1, 1, 1, 2)), _t((1, 1, 3, 4)), 3),
+         _inputs(IndicesTensor=_ints((1, 1, 3, 1), -4, 5, np.int32), ValuesTensor=_rand((1, 1, 1, 2)))),
+    Case("scatter", OP.SCATTER_ELEMENTS, lambda: dm.DML_SCATTER_OPERATOR_DESC(_t((3, 3)), _t((1, 3), "uint32"), _t((1, 3)), _t((3, 3)), 0),
+         _inputs(InputTensor=_rand((3, 3)), IndicesTensor=_ints((1, 3), 0, 3, np.uint32), UpdatesTensor=_rand((1, 3)))),
+    Case("scatter nd", OP.SCATTER_ND, lambda: dm.DML_SCATTER_ND_OPERATOR_DESC(_t((4, 4)), _t((1, 1), "int32"), _t((1, 4)), _t((4, 4)), 2, 2),
+         _inputs(InputTensor=_rand((4, 4)), IndicesTensor=_ints((1, 1), -4, 4, np.int32), UpdatesTensor=_rand((1, 4)))),
+]  # fmt: skip
+CASES[-1:-1] = TOP_K_CUMULATIVE_SCATTER_CASES
 
 
 def case_ids(cases: list[Case]) -> list[str]:

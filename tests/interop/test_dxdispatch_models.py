@@ -101,6 +101,7 @@ EXPECTED = {
     "dml_join": ("Out", [1, 2, 3, 100, 115]),  # A's first 3 elements, then B's first 2
     "dml_gemm": ("output", [1 * 4 + 2, 1 * 5 + 2, 1 * 6 + 2, 2 * 4 + 2, 2 * 5 + 2, 2 * 6 + 2, 3 * 4 + 2, 3 * 5 + 2, 3 * 6 + 2]),  # {3,1} x {1,3} + 2
     "dml_gemm_graph": ("output", [32.0] * 1024),  # ones {32, 32} x ones {32, 32}, B OWNED_BY_DML: 32 ones summed
+    "dml_cumulative_product": ("Out", [2, 2 * 4, 2 * 4 * 8, 2 * 4 * 8 * 3]),  # the running product of {2, 4, 8, 3} along Axis 3, INCREASING, inclusive
 }
 
 
@@ -109,7 +110,7 @@ def _add_npy_expected() -> np.ndarray:
     return np.load(MODELS_DIR / "dml_element_wise_add_input.npy").astype(np.float32).ravel() + np.fromfile(MODELS_DIR / "dml_element_wise_add_input.dat", dtype=np.float32)
 
 
-def test_example_models_with_kernels_are_the_convolutions_the_gemms_the_element_wise_the_data_movement_ones_and_reduce() -> None:
+def test_example_models_with_kernels_are_the_convolutions_the_gemms_the_element_wise_the_data_movement_ones_reduce_and_cumulative_product() -> None:
     runnable = {p.stem for p in MODELS if _runnable(dx.read_model(p))}
     assert runnable == {"dml_convolution_2d", "dml_convolution_3d", "dml_element_wise_add_npy", *EXPECTED}
 

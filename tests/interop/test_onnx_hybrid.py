@@ -41,12 +41,12 @@ def onnxruntime_outputs(proto: Any) -> dict[str, np.ndarray]:
     return dict(zip(names, session.run(names, {"x": X}), strict=True))
 
 
-# Conv (dmlpy) -> CumSum (described, not emulated: onnxruntime) -> Relu, Shape, Reshape (dmlpy; the
+# Conv (dmlpy) -> Trilu (DIAGONAL_MATRIX1, described, not emulated: onnxruntime) -> Relu, Shape, Reshape (dmlpy; the
 # Reshape's shape is folded from the Shape node in the same segment).
-CUMSUM_BETWEEN = model(
-    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("CumSum", ["c", "axis"], ["s"]),
+NOT_EMULATED_BETWEEN = model(
+    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Trilu", ["c"], ["s"]),
      helper.make_node("Relu", ["s"], ["r"]), helper.make_node("Shape", ["r"], ["shape"]), helper.make_node("Reshape", ["r", "flat"], ["y"])],
-    {"w": W, "axis": np.array(1, np.int64), "flat": np.array([1, -1], np.int64)}, ["y"],
+    {"w": W, "flat": np.array([1, -1], np.int64)}, ["y"],
 )  # fmt: skip
 
 # Det has no DirectML operator at all; its output is a graph output and feeds a dmlpy node after it.
@@ -58,14 +58,14 @@ UNMAPPED_TWO_OUTPUTS = model(
 
 
 def test_a_node_dmlpy_does_not_emulate_runs_on_onnxruntime_and_the_model_matches(device: dmlpy.Device) -> None:
-    hybrid = dx.import_model(CUMSUM_BETWEEN, fallback="onnxruntime", device=device)
+    hybrid = dx.import_model(NOT_EMULATED_BETWEEN, fallback="onnxruntime", device=device)
     assert isinstance(hybrid, HybridModel)
-    assert [(s.place, [CUMSUM_BETWEEN.graph.node[i].op_type for i in s.nodes]) for s in hybrid.segments] == [
-        ("dmlpy", ["Conv"]), ("onnxruntime", ["CumSum"]), ("dmlpy", ["Relu", "Shape", "Reshape"])]  # fmt: skip
+    assert [(s.place, [NOT_EMULATED_BETWEEN.graph.node[i].op_type for i in s.nodes]) for s in hybrid.segments] == [
+        ("dmlpy", ["Conv"]), ("onnxruntime", ["Trilu"]), ("dmlpy", ["Relu", "Shape", "Reshape"])]  # fmt: skip
     assert hybrid.segments[1].reason == "ONNX.NOT_EMULATED"
     assert [p[3] for p in hybrid.placement] == ["dmlpy", "onnxruntime", "dmlpy", "dmlpy", "dmlpy"]
     assert hybrid.segments[0].outputs == ["c"] and hybrid.segments[1].inputs == ["c"] and hybrid.segments[2].inputs == ["s"]
-    np.testing.assert_allclose(hybrid.run({"x": X})["y"], onnxruntime_outputs(CUMSUM_BETWEEN)["y"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(hybrid.run({"x": X})["y"], onnxruntime_outputs(NOT_EMULATED_BETWEEN)["y"], rtol=1e-5, atol=1e-5)
 
 
 def test_an_operator_without_a_directml_equivalent_is_cut_out_and_its_output_still_reaches_the_graph(device: dmlpy.Device) -> None:
@@ -87,24 +87,24 @@ def test_a_model_dmlpy_maps_whole_is_one_dml_segment(device: dmlpy.Device) -> No
 
 def test_without_a_fallback_the_same_model_is_refused_with_the_rule() -> None:
     with pytest.raises(dx.OnnxImportError) as caught:
-        dx.import_model(CUMSUM_BETWEEN)
+        dx.import_model(NOT_EMULATED_BETWEEN)
     assert {f.rule for f in caught.value.findings} == {"ONNX.NOT_EMULATED"}
 
 
 def test_the_report_names_each_segment_its_place_and_why() -> None:
-    report = dx.import_model(CUMSUM_BETWEEN, fallback="onnxruntime").report().splitlines()
-    assert report == ["segment 0: dmlpy, 1 node (Conv)", "segment 1: onnxruntime, 1 node (CumSum) - ONNX.NOT_EMULATED",
+    report = dx.import_model(NOT_EMULATED_BETWEEN, fallback="onnxruntime").report().splitlines()
+    assert report == ["segment 0: dmlpy, 1 node (Conv)", "segment 1: onnxruntime, 1 node (Trilu) - ONNX.NOT_EMULATED",
                       "segment 2: dmlpy, 3 nodes (Relu, Shape, Reshape)"]  # fmt: skip
 
 
 def test_an_unknown_fallback_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="fallback"):
-        dx.import_model(CUMSUM_BETWEEN, fallback="tensorflow")
+        dx.import_model(NOT_EMULATED_BETWEEN, fallback="tensorflow")
 
 
 def test_a_missing_input_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="missing: x"):
-        dx.import_model(CUMSUM_BETWEEN, fallback="onnxruntime").run({})
+        dx.import_model(NOT_EMULATED_BETWEEN, fallback="onnxruntime").run({})
 
 
 # Slice to an empty tensor, then ReduceSum over the empty axis: the values have no DirectML form

@@ -224,6 +224,22 @@ CASES: list[tuple[Any, ...]] = [
     ("GatherElements along axis 1", "GatherElements", 13, [(X, f32(3, 4)), (C, np.array([[0, 3], [1, 1], [2, 0]], np.int64))], {"axis": 1}),
     ("GatherND of pairs", "GatherND", 13, [(X, f32(3, 4, 2)), (C, np.array([[0, 1], [2, 3]], np.int64))], {}),
     ("GatherND with batch_dims 1", "GatherND", 13, [(X, f32(2, 3, 4)), (C, np.array([[1], [2]], np.int64))], {"batch_dims": 1}),
+    # TopK, CumSum, OneHot, Scatter
+    ("TopK largest along axis 1 with ties, indices INT64", "TopK", 11, [(X, np.round(A4)), (C, i64(2))], {"axis": 1}, 2),
+    ("TopK smallest along the last axis", "TopK", 11, [(X, np.round(A4)), (C, i64(3))], {"largest": 0}, 2),
+    ("TopK-1 takes k as an attribute", "TopK", 1, [(X, A4)], {"k": 2, "axis": 2}, 2),
+    ("TopK of int32 with K the whole axis", "TopK", 11, [(X, RNG.integers(-3, 3, (4, 6)).astype(np.int32)), (C, i64(6))], {"axis": -1}, 2),
+    ("CumSum exclusive reverse", "CumSum", 14, [(X, A4), (C, np.array(1, np.int64))], {"exclusive": 1, "reverse": 1}, 1),
+    ("CumSum of int32 along a negative int32 axis", "CumSum", 14, [(X, np.arange(12, dtype=np.int32).reshape(3, 4)), (C, np.array(-1, np.int32))], {}, 1),
+    ("CumProd reverse is CUMULATIVE_PRODUCT", "CumProd", 26, [(X, A4), (C, np.array(2, np.int64))], {"reverse": 1}, 1),
+    ("OneHot with negative and out-of-range indices along axis 1", "OneHot", 11, [(X, np.array([[0, -1, 3], [-4, 5, 2]], np.int64)), (C, np.array(4, np.int64)),
+                                                                                  (X, np.array([2.0, 7.0], np.float32))], {"axis": 1}, 1),
+    ("OneHot default axis -1 with int32 indices", "OneHot", 11, [(X, np.array([1, -2, 0], np.int32)), (C, np.array(3.0, np.float32)), (C, np.array([0.0, 1.0], np.float32))], {}, 1),
+    ("OneHot with float indices cast toward zero first", "OneHot", 11, [(X, np.array([1.7, -0.5, 2.2, -1.2], np.float32)), (C, np.array(3.0, np.float32)),
+                                                                        (C, np.array([0.0, 1.0], np.float32))], {}, 1),
+    ("ScatterElements with a negative index", "ScatterElements", 16, [(X, f32(3, 4)), (C, np.array([[1, -1, 0, 2]], np.int64)), (X, f32(1, 4))], {"axis": 0}, 1),
+    ("Scatter-9 is ScatterElements", "Scatter", 9, [(X, f32(3, 4)), (X, np.array([[1, 3], [0, 2], [3, 1]], np.int64)), (X, f32(3, 2))], {"axis": 1}, 1),
+    ("ScatterND of rows with a negative coordinate", "ScatterND", 16, [(X, f32(4, 4, 4)), (C, np.array([[0, 1], [2, -1]], np.int64)), (X, f32(2, 4))], {}, 1),
     ("Tile repeats every axis", "Tile", 13, [(X, f32(2, 3)), (C, i64(2, 3))], {}),
     # resampling
     ("Resize nearest asymmetric floor by 2", "Resize", 13, [(X, IMG), None, (C, np.array([1, 1, 2, 2], np.float32))], {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}),
@@ -343,8 +359,11 @@ UNMAPPED = [
     ("MaxPool storage_order 1 with Indices", "MaxPool", 12, [(X, IMG)], {"kernel_shape": [2, 2], "storage_order": 1}, 2, "ONNX.UNSUPPORTED_ATTRIBUTE"),
     ("Gelu tanh approximation", "Gelu", 20, [(X, A4)], {"approximate": "tanh"}, 1, "ONNX.UNSUPPORTED_ATTRIBUTE"),
     ("Resize cubic", "Resize", 13, [(X, IMG), None, (C, np.array([1, 1, 2, 2], np.float32))], {"mode": "cubic"}, 1, "ONNX.UNSUPPORTED_ATTRIBUTE"),
-    ("TopK needs TOP_K1, described but not emulated", "TopK", 11, [(X, A4), (C, i64(2))], {}, 2, "ONNX.NOT_EMULATED"),
-    ("CumSum needs CUMULATIVE_SUMMATION, not emulated", "CumSum", 14, [(X, A4), (C, np.array(1, np.int64))], {}, 1, "ONNX.NOT_EMULATED"),
+    ("ScatterElements reduction add: DirectML's SCATTER only overwrites", "ScatterElements", 16, [(X, f32(3, 4)), (C, np.array([[1, 0, 0, 2]], np.int64)), (X, f32(1, 4))],
+     {"axis": 0, "reduction": "add"}, 1, "ONNX.UNSUPPORTED_ATTRIBUTE"),
+    ("ScatterND reduction mul", "ScatterND", 16, [(X, f32(4, 4)), (C, np.array([[1]], np.int64)), (X, f32(1, 4))], {"reduction": "mul"}, 1, "ONNX.UNSUPPORTED_ATTRIBUTE"),
+    ("ScatterElements with indices narrower than the data off the axis", "ScatterElements", 13, [(X, f32(3, 4)), (C, np.array([[1, 0]], np.int64)), (X, f32(1, 2))], {"axis": 0}, 1, "ONNX.SHAPE"),
+    ("TopK with K computed at run time", "TopK", 11, [(X, A4), (X, i64(2))], {}, 2, "ONNX.UNSUPPORTED_ATTRIBUTE"),
     ("Unique has no DirectML operator", "Unique", 11, [(X, A4)], {}, 1, "ONNX.UNSUPPORTED_OP"),
     ("Max of float64: DirectML's MAX has no FLOAT64", "Max", 13, [(X, A4.astype(np.float64)), (X, A4.astype(np.float64))], {}, 1, "ONNX.UNSUPPORTED_TYPE"),
     ("Relu of int8 is lowered node by node, and DirectML's RELU has no INT8 below FL 5.1", "Relu", 14, [(X, np.arange(-3, 3, dtype=np.int8))], {}, 1, "ONNX.UNSUPPORTED_TYPE"),
@@ -360,6 +379,18 @@ def test_what_is_not_mapped_is_refused_as_not_implemented_by_rule(op: str, opset
         dx.import_model(model, feature_level=level)
     assert error.value.rule == rule_id and error.value.hresult == dmlpy.HRESULT.E_NOTIMPL
     assert_rule(dx.validate(model, feature_level=level), rule_id)
+
+
+def test_a_topk_whose_indices_nobody_reads_still_runs(device: dmlpy.Device) -> None:
+    """TOP_K1 writes both outputs and a DML graph connects every node output: the unread one is a graph output run() leaves out."""
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 5))], [helper.make_empty_tensor_value_info("values")],
+                              [numpy_helper.from_array(i64(2), "k")])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+    x = np.array([[1, 5, 2, 5, 0], [3, 3, 3, 1, 9]], np.float32)
+    got = dx.import_model(model, device=device).run({"x": x})
+    assert list(got) == ["values"]
+    np.testing.assert_array_equal(got["values"], [[5, 5], [9, 3]])
 
 
 SPACE_DEPTH_PATTERNS = [  # (id, input shape, first reshape, perm, second reshape, the DML operator, its order)
