@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 import test_fuzz as base  # the shared fuzz harness (tests/ is on sys.path, as for conftest)
-from conftest import native_device
+from conftest import _skip_native_unless_required, native_device
 
 import dmlpy
 from dmlpy import buffer_tensor
@@ -428,6 +428,8 @@ def test_one_and_two_threads_give_identical_bytes_and_numpys_answer(make: Callab
 def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline_but_for_sums_of_squares() -> None:
     """The lanes do not depend on the vector width; only `acc + x * x` may be fused where the target has FMA."""
     from dmlpy.backends import native
+
+    _skip_native_unless_required()
 
     ffi, lib = native.library()
     runnable = ffi.string(lib.dmlpy_native_isa_runnable()).decode().split()
