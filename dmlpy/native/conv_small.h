@@ -4,8 +4,9 @@
  *
  * The GEMM path's blocking assumes many output positions per (image, group): it repacks the whole filter
  * into MR-row panels on every call and streams those panels once per tile of 32 positions. With few
- * positions (the late stages of CNNs: 2x2 .. 14x14 outputs, 256 .. 1024 channels) the filter is the large
- * operand, and that repacking and re-reading cost far more than the arithmetic. This path instead
+ * positions (the late stages of CNNs: 2x2 .. 14x14 outputs, 256 .. 1024 channels, or 1x1 expansions such as
+ * 56 -> 336 channels) the filter is the large operand, and that repacking and re-reading cost far more than
+ * the arithmetic. This path instead
  *  1. copies the small input once, im2col-style, into B (per image and group): B[kk][p] for the P computed
  *     output positions p (zero for taps in padding), kk = (input channel, tap) in the filter's own memory
  *     order; 16-lane masked gathers through a per-tap table of input offsets;

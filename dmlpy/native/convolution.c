@@ -46,6 +46,10 @@
  * 2. Depthwise path (Cin/G == 1, at most 4 outputs per group): per item (n, group, run of grid rows) the
  *   input rows are packed into a per-worker buffer, then each output row is computed directly, vectorised
  *   along W (64 columns per step, both W phases of a stride-2 BACKWARD row interleaved in registers).
+ *   Everything that depends only on the geometry (tap tables, filter offsets, W runs, prefetch plan) is set
+ *   up once per run of items, not per item. When an item is a whole small plane (MobileNet's 2x2 .. 14x14
+ *   stages), up to 32 items are packed before any of them is computed, and rows of at most 16 outputs with
+ *   one phase per dim are computed several grid rows per vector (dw_plane_flat).
  *
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
