@@ -46,6 +46,10 @@
  * 2. Depthwise path (Cin/G == 1, at most 4 outputs per group): per item (n, group, run of grid rows) the
  *   input rows are packed into a per-worker buffer, then each output row is computed directly, vectorised
  *   along W (64 columns per step, both W phases of a stride-2 BACKWARD row interleaved in registers).
+ *   Everything that depends only on the geometry (tap tables, filter offsets, W runs, prefetch plan) is set
+ *   up once per run of items, not per item. When an item is a whole small plane (MobileNet's 2x2 .. 14x14
+ *   stages), up to 32 items are packed before any of them is computed, and rows of at most 16 outputs with
+ *   one phase per dim are computed several grid rows per vector (dw_plane_flat).
  *
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
@@ -186,7 +190,11 @@ typedef struct conv_plan {
     /* depthwise path */
     uint64_t dw_rows;      /* grid rows (th) per item */
     uint64_t dw_chunks;    /* items per (n, g) */
-    uint64_t dw_buf_floats; /* per-worker buffer: packed input rows, then weights and a row buffer */
+    uint64_t dw_buf_floats; /* per-worker buffer: packed input rows, then weights, a row buffer, tap tables */
+    uint64_t dw_pack_floats; /* floats of the packed rows of a batch of items */
+    uint64_t dw_plane_floats; /* floats between the items of a batch */
+    uint64_t dw_batch;        /* items packed, then computed, together (1 unless an item is a whole plane) */
+    uint64_t dw_cmax_h;      /* largest H tap offset (grid rows an item reads past its own) */
     float* dw_buf;
 } conv_plan;
 
@@ -978,35 +986,72 @@ static void compute_run_fused(void* vp, uint64_t begin, uint64_t end, unsigned w
  * then every output row of the run is computed directly, vectorised along W, both W phases of a
  * stride-2 BACKWARD row interleaved in registers, and stored. No global packing pass, no GEMM. */
 
-/* Packed rows [jh0, jh1) of channel c of image n into buf. */
-static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint64_t jh0, uint64_t jh1) {
+/* Packed rows [jh0, jh1) of channel c of image n into buf; j0s/j1s: the real-input run of each W sub-row. */
+static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint64_t jh0, uint64_t jh1,
+                    const uint64_t* j0s, const uint64_t* j1s) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
-    uint64_t sub, jd, jh, rows = jh1 - jh0;
-    for (sub = 0; sub < p->nsub_total; ++sub) {
-        uint64_t uw = sub % W->nsub, uh = (sub / W->nsub) % H->nsub, ud = sub / (W->nsub * H->nsub), j0, j1;
-        w_run(p, uw, &j0, &j1);
-        for (jd = 0; jd < D->len; ++jd) {
-            const int64_t pd = sub_pos(D, ud, jd);
-            for (jh = jh0; jh < jh1; ++jh) {
-                pack_grid_row(p, buf + ((sub * D->len + jd) * rows + (jh - jh0)) * W->len, n, c, uw, pd,
-                              sub_pos(H, uh, jh), j0, j1);
+    const uint64_t rows = jh1 - jh0;
+    uint64_t ud, uh, uw, jd, jh;
+    float* dst = buf;
+#if defined(CONV_AVX512)
+    if (W->len <= 16 && W->step * p->xs[2] == 1) {
+        /* short contiguous rows: one masked load (lanes outside [j0, j1) neither read nor faulting) and one
+         * masked store per grid row */
+        const __mmask16 mrow = mask_n(W->len);
+        const uint64_t cbase = n * p->xs_n + c * p->xs_c;
+        for (ud = 0; ud < D->nsub; ++ud) {
+            for (uh = 0; uh < H->nsub; ++uh) {
+                for (uw = 0; uw < W->nsub; ++uw) {
+                    const __mmask16 min = (__mmask16)(mask_n(j1s[uw]) & ~mask_n(j0s[uw]));
+                    /* element 0 of the grid row is input column sub_start (possibly before the row) */
+                    const int64_t col0 = W->sub_start[uw];
+                    for (jd = 0; jd < D->len; ++jd) {
+                        const int64_t pd = sub_pos(D, ud, jd);
+                        for (jh = jh0; jh < jh1; ++jh, dst += W->len) {
+                            const int64_t ph = sub_pos(H, uh, jh);
+                            __m512 v = _mm512_setzero_ps();
+                            if (pd >= 0 && ph >= 0 && min) {
+                                const uint64_t row = cbase + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1];
+                                const uintptr_t at = (uintptr_t)p->x + (uintptr_t)(row * (p->half ? 2u : 4u)) +
+                                                     (uintptr_t)(col0 * (p->half ? 2 : 4));
+                                if (p->half) {
+                                    v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(min, (const void*)at));
+                                } else {
+                                    v = _mm512_maskz_loadu_ps(min, (const void*)at);
+                                }
+                            }
+                            _mm512_mask_storeu_ps(dst, mrow, v);
+                        }
+                    }
+                }
+            }
+        }
+        (void)rows;
+        return;
+    }
+#endif
+    for (ud = 0; ud < D->nsub; ++ud) {
+        for (uh = 0; uh < H->nsub; ++uh) {
+            for (uw = 0; uw < W->nsub; ++uw) {
+                /* sub = (ud * H->nsub + uh) * W->nsub + uw: rows in the order [sub][jd][jh - jh0] */
+                for (jd = 0; jd < D->len; ++jd) {
+                    const int64_t pd = sub_pos(D, ud, jd);
+                    for (jh = jh0; jh < jh1; ++jh, dst += W->len) {
+                        pack_grid_row(p, dst, n, c, uw, pd, sub_pos(H, uh, jh), j0s[uw], j1s[uw]);
+                    }
+                }
             }
         }
     }
+    (void)rows;
 }
 
-/* Tap tables of one item and output channel: for phase ph, taps dw_first[ph] .. dw_first[ph+1]-1 with
- * weight tw[i] and element offset to[i] from the grid row base buf + (td*rows + th - jh0)*Lw. */
-typedef struct dw_tables {
-    const int64_t* to;
-    const float* tw;
-    const uint32_t* first;
-} dw_tables;
-
-static void dw_build_tables(const conv_plan* p, const float* wk, uint64_t rows, int64_t* to, float* tw,
-                            uint32_t* first) {
+/* Tap tables of the depthwise path (they depend only on the geometry and the rows per item, so a run of items
+ * builds them once): for phase ph, taps first[ph] .. first[ph+1]-1 with element offset to[i] from the grid
+ * row base buf + (td*rows + th - jh0)*Lw and filter element offset tk[i] (spatial part; Mode's flip applied). */
+static void dw_build_tables(const conv_plan* p, uint64_t rows, int64_t* to, uint64_t* tk, uint32_t* first) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
@@ -1023,7 +1068,7 @@ static void dw_build_tables(const conv_plan* p, const float* wk, uint64_t rows, 
                             uint64_t kw = p->flip ? W->k - 1 - W->tap_k[c] : W->tap_k[c];
                             uint64_t sub = (D->tap_sub[a] * H->nsub + H->tap_sub[b]) * W->nsub + W->tap_sub[c];
                             to[n] = (int64_t)((((sub * D->len + D->tap_c[a]) * rows) + H->tap_c[b]) * W->len + W->tap_c[c]);
-                            tw[n] = wk[(kd * H->k + kh) * W->k + kw];
+                            tk[n] = kd * p->ws[0] + kh * p->ws[1] + kw * p->ws[2];
                         }
                     }
                 }
@@ -1032,6 +1077,13 @@ static void dw_build_tables(const conv_plan* p, const float* wk, uint64_t rows, 
     }
     first[p->nphase] = (uint32_t)n;
 }
+
+/* The tap tables and the current channel's tap weights (tw[i]: the weight of tap i). */
+typedef struct dw_tables {
+    const int64_t* to;
+    const float* tw;
+    const uint32_t* first;
+} dw_tables;
 
 /* acc[j] = sum over the taps [t0, t1) of tw * base[to + j], j < count (rounded up to 16). */
 CONV_INLINE void dw_accumulate(const dw_tables* t, uint32_t t0, uint32_t t1, const float* base, float* restrict acc,
@@ -1138,6 +1190,40 @@ CONV_INLINE void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* ba
     }
 #undef DW_FULL
 }
+/* Output rows of at most 16 columns, one W phase, unit output W stride: the item's grid rows th0 .. th0+nrows-1
+ * (of one D position) flattened, position q = (th - th0)*Lw + tw, in steps of R = 32 / Lw whole grid rows (32
+ * positions, two independent FMA chains; the Lw - outc columns between rows are computed and dropped), each
+ * sum over the taps in the same order as dw_row_fast; every output row is then permuted out of the two
+ * registers and stored (no round trip through memory, whose unaligned reloads would stall on the stores). */
+CONV_INLINE void dw_plane_flat(const conv_plan* p, uint64_t ybase, uint64_t ystep, const float* base, const int64_t* to,
+                               const float* tw, uint32_t ntap, uint64_t nrows, float bias, int plain) {
+    const uint64_t Lw = p->dim[2].len, R = 32 / Lw;
+    const __m512 bv = _mm512_set1_ps(bias);
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __mmask16 m = mask_n(p->dim[2].outc);
+    uint64_t r0, r;
+    uint32_t i;
+    for (r0 = 0; r0 < nrows; r0 += R) {
+        const uint64_t rn = nrows - r0 < R ? nrows - r0 : R;
+        const float* b0 = base + r0 * Lw;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        if ((rn - 1) * Lw + p->dim[2].outc > 16) {
+            for (i = 0; i < ntap; ++i) {
+                const __m512 w = _mm512_set1_ps(tw[i]);
+                const float* src = b0 + to[i];
+                a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src), a0);
+                a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 16), a1);
+            }
+        } else {
+            for (i = 0; i < ntap; ++i) a0 = _mm512_fmadd_ps(_mm512_set1_ps(tw[i]), _mm512_loadu_ps(b0 + to[i]), a0);
+        }
+        for (r = 0; r < rn; ++r) {
+            const __m512 v = _mm512_permutex2var_ps(a0, _mm512_add_epi32(iota, _mm512_set1_epi32((int)(r * Lw))), a1);
+            store_vec(p->half, 0, p->y, ybase + (r0 + r) * ystep, plain ? _mm512_add_ps(v, bv) : finish_vec(&p->act, v, bv),
+                      m);
+        }
+    }
+}
 #endif
 
 static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
@@ -1145,113 +1231,150 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
-    const uint64_t kvol = D->k * H->k * W->k, Sw = W->ostep;
+    const uint64_t kvol = D->k * H->k * W->k, Sw = W->ostep, esize = p->half ? 2u : 4u;
     float* buf = p->dw_buf + (uint64_t)worker * p->dw_buf_floats;
+    /* after the largest item's packed rows (+ slack for whole-vector reads): tap weights, accumulator, tables */
+    float* tw = (float*)(((uintptr_t)(buf + p->dw_pack_floats + 128) + 63) & ~(uintptr_t)63);
+    float* acc = tw + ((kvol + 15) & ~(uint64_t)15);
+    int64_t* to = (int64_t*)(acc + ((W->len + 63) & ~(uint64_t)15));
+    uint64_t* tk = (uint64_t*)(to + kvol);
+    uint32_t* first = (uint32_t*)(tk + kvol);
 #if defined(CONV_AVX512)
     const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+    const int fast_rows = p->ys[2] == 1 && (Sw == 1 || Sw == 2) && W->nphase == Sw;
+    /* short rows, one phase per dim (FORWARD, or stride-1 BACKWARD): several rows per vector */
+    const int flat = p->ys[2] == 1 && D->nphase == 1 && H->nphase == 1 && W->nphase == 1 && W->outc <= 16 &&
+                     W->len <= 32 && H->ostep == 1;
 #endif
-    uint64_t item, b, cmax_h = 0, pf_left = 0, pf_step = 0;
+    dw_tables tb;
+    uint64_t j0s[CONV_MAX_S], j1s[CONV_MAX_S];
+    uint64_t item, uw, built_rows = 0, pf_lines = 0, pf_left = 0, pf_step = 0, chunk = 0, g = 0, n = 0;
+    const uint64_t cend = end < p->compute_items ? end : p->compute_items;
     const char* pf_next = NULL;
-    for (b = 0; b < H->tap_first[H->nphase]; ++b) {
-        if (H->tap_c[b] > cmax_h) cmax_h = H->tap_c[b];
+    /* Per run of items, not per item: the W sub-rows' real-input runs, the tap tables (rebuilt only when the
+     * rows per item change: the last row chunk), the prefetch plan. */
+    for (uw = 0; uw < W->nsub; ++uw) w_run(p, uw, &j0s[uw], &j1s[uw]);
+    if (p->dw_chunks == 1) {
+        /* the next item's input plane is prefetched, a few lines per output row, while this one computes */
+        const uint64_t extent =
+            ((D->in - 1) * p->xs[0] + (H->in - 1) * p->xs[1] + (W->in - 1) * p->xs[2] + 1) * esize;
+        if (extent <= ((uint64_t)1 << 20) && p->dw_batch == 1) {
+            const uint64_t out_rows = p->Cout_g * D->outc * H->outc;
+            pf_lines = (extent + 63) / 64;
+            pf_step = out_rows ? (pf_lines + out_rows - 1) / out_rows : pf_lines;
+        }
     }
-    for (item = begin; item < end; ++item) {
-        uint64_t chunk, g, n, th0, th1, jh0, jh1, rows, oc;
-        float* wk;
-        float* acc;
-        float* tw;
-        int64_t* to;
-        uint32_t* first;
-        dw_tables tb;
-        if (item >= p->compute_items) {
-            fill_item(p, item - p->compute_items);
-            continue;
-        }
-        chunk = item % p->dw_chunks;
-        g = (item / p->dw_chunks) % p->G;
-        n = item / (p->dw_chunks * p->G);
-        th0 = chunk * p->dw_rows;
-        th1 = th0 + p->dw_rows;
-        if (th1 > H->T[0]) th1 = H->T[0]; /* T[0] is the largest */
-        if (th0 >= th1) continue;
-        jh0 = th0;
-        jh1 = th1 + cmax_h;
-        if (jh1 > H->len) jh1 = H->len;
-        rows = jh1 - jh0;
-        dw_pack(p, buf, n, g, jh0, jh1);
-        /* The next item of this run (same worker): its input is prefetched, a few lines per output row, while
-         * this one computes. */
-        pf_next = NULL;
-        pf_left = 0;
-        if (item + 1 < end && item + 1 < p->compute_items && p->dw_chunks == 1) {
-            uint64_t g2 = (item + 1) % p->G, n2 = (item + 1) / p->G;
-            uint64_t extent = ((D->in - 1) * p->xs[0] + (H->in - 1) * p->xs[1] + (W->in - 1) * p->xs[2] + 1) *
-                              (p->half ? 2u : 4u);
-            if (extent <= ((uint64_t)1 << 20)) {
-                uint64_t out_rows = p->Cout_g * D->outc * H->outc;
-                pf_next = p->x + (n2 * p->xs_n + g2 * p->xs_c) * (p->half ? 2u : 4u);
-                pf_left = (extent + 63) / 64;
-                pf_step = out_rows ? (pf_left + out_rows - 1) / out_rows : pf_left;
+    tb.to = to;
+    tb.tw = tw;
+    tb.first = first;
+    if (begin < cend) {
+        chunk = begin % p->dw_chunks;
+        g = (begin / p->dw_chunks) % p->G;
+        n = begin / (p->dw_chunks * p->G);
+    }
+    for (item = begin; item < cend;) {
+        /* a batch of items: all packed first, then all computed (a plane is not read right after its packing
+         * stores, which would stall the vector loads that span several of them; many tiny planes per pass) */
+        const uint64_t nb = cend - item < p->dw_batch ? cend - item : p->dw_batch;
+        uint64_t bi, n1 = n, g1 = g, c1 = chunk;
+        for (bi = 0; bi < nb; ++bi) {
+            uint64_t th0 = c1 * p->dw_rows, th1 = th0 + p->dw_rows, jh1;
+            if (th1 > H->T[0]) th1 = H->T[0];
+            jh1 = th1 + p->dw_cmax_h;
+            if (jh1 > H->len) jh1 = H->len;
+            if (th0 < th1) dw_pack(p, buf + bi * p->dw_plane_floats, n1, g1, th0, jh1, j0s, j1s);
+            if (++c1 == p->dw_chunks) {
+                c1 = 0;
+                if (++g1 == p->G) {
+                    g1 = 0;
+                    ++n1;
+                }
             }
         }
-        /* after the packed rows (+ slack for whole-vector reads): weights, accumulator, tap tables */
-        wk = (float*)(((uintptr_t)(buf + p->nsub_total * D->len * rows * W->len + 128) + 63) & ~(uintptr_t)63);
-        acc = wk + ((kvol + 15) & ~(uint64_t)15);
-        tw = acc + ((W->len + 63) & ~(uint64_t)15);
-        to = (int64_t*)(tw + ((kvol + 15) & ~(uint64_t)15));
-        first = (uint32_t*)(to + kvol);
-        tb.to = to;
-        tb.tw = tw;
-        tb.first = first;
-        for (oc = 0; oc < p->Cout_g; ++oc) {
-            uint64_t ocg = g * p->Cout_g + oc, i, rd, rh, td, th, rw;
-            float bias = bias_of(p, ocg);
-            for (i = 0; i < kvol; ++i) {
-                uint64_t kw = i % W->k, kh = (i / W->k) % H->k, kd = i / (W->k * H->k);
-                uint64_t wi = (p->backward ? g * p->ws_0 + oc * p->ws_1 : ocg * p->ws_0) + kd * p->ws[0] +
-                              kh * p->ws[1] + kw * p->ws[2];
-                wk[i] = load_elem(p->half, p->w, wi);
-            }
-            dw_build_tables(p, wk, rows, to, tw, first);
-            for (rd = 0; rd < D->nphase; ++rd) {
-                for (td = 0; td < D->T[rd]; ++td) {
-                    for (rh = 0; rh < H->nphase; ++rh) {
-                        const uint64_t th_end = th1 < H->T[rh] ? th1 : H->T[rh];
-                        const uint32_t* f = first + (rd * H->nphase + rh) * W->nphase;
-                        for (th = th0; th < th_end; ++th) {
-                            const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
-                            const uint64_t ybase = n * p->ys_n + ocg * p->ys_c + od * p->ys[0] + oh * p->ys[1];
-                            const float* base = buf + (td * rows + th - jh0) * W->len;
+        for (bi = 0; bi < nb; ++bi, ++item) {
+            const float* plane = buf + bi * p->dw_plane_floats;
+            uint64_t th0 = chunk * p->dw_rows, th1 = th0 + p->dw_rows, jh0, jh1, rows, oc;
+            if (th1 > H->T[0]) th1 = H->T[0]; /* T[0] is the largest */
+            if (th0 < th1) {
+                jh0 = th0;
+                jh1 = th1 + p->dw_cmax_h;
+                if (jh1 > H->len) jh1 = H->len;
+                rows = jh1 - jh0;
+                if (rows != built_rows) {
+                    dw_build_tables(p, rows, to, tk, first);
+                    built_rows = rows;
+                }
+                pf_next = NULL;
+                pf_left = 0;
+                if (pf_lines && item + 1 < cend) {
+                    const uint64_t g2 = g + 1 < p->G ? g + 1 : 0, n2 = g + 1 < p->G ? n : n + 1;
+                    pf_next = p->x + (n2 * p->xs_n + g2 * p->xs_c) * esize;
+                    pf_left = pf_lines;
+                }
+                for (oc = 0; oc < p->Cout_g; ++oc) {
+                    const uint64_t ocg = g * p->Cout_g + oc;
+                    const uint64_t wbase = p->backward ? g * p->ws_0 + oc * p->ws_1 : ocg * p->ws_0;
+                    const float bias = bias_of(p, ocg);
+                    uint64_t i, rd, rh, td, th, rw;
+                    for (i = 0; i < kvol; ++i) tw[i] = load_elem(p->half, p->w, wbase + tk[i]);
+                    for (rd = 0; rd < D->nphase; ++rd) {
+                        for (td = 0; td < D->T[rd]; ++td) {
+                            for (rh = 0; rh < H->nphase; ++rh) {
+                                const uint64_t th_end = th1 < H->T[rh] ? th1 : H->T[rh];
+                                const uint32_t* f = first + (rd * H->nphase + rh) * W->nphase;
+#if defined(CONV_AVX512)
+                                if (flat && th0 < th_end) {
+                                    const uint64_t od = rd + D->ostep * td;
+                                    dw_plane_flat(p, n * p->ys_n + ocg * p->ys_c + od * p->ys[0] + th0 * p->ys[1],
+                                                  p->ys[1], plane + (td * rows + th0 - jh0) * W->len, to + f[0],
+                                                  tw + f[0], f[1] - f[0], th_end - th0, bias, plain);
+                                    continue;
+                                }
+#endif
+                                for (th = th0; th < th_end; ++th) {
+                                    const uint64_t od = rd + D->ostep * td, oh = rh + H->ostep * th;
+                                    const uint64_t ybase = n * p->ys_n + ocg * p->ys_c + od * p->ys[0] + oh * p->ys[1];
+                                    const float* base = plane + (td * rows + th - jh0) * W->len;
 #if defined(__GNUC__) || defined(__clang__)
-                            if (pf_left) {
-                                uint64_t k = pf_step < pf_left ? pf_step : pf_left;
-                                for (; k > 0; --k, --pf_left, pf_next += 64) __builtin_prefetch(pf_next, 0, 3);
-                            }
+                                    if (pf_left) {
+                                        uint64_t k = pf_step < pf_left ? pf_step : pf_left;
+                                        for (; k > 0; --k, --pf_left, pf_next += 64) __builtin_prefetch(pf_next, 0, 3);
+                                    }
 #endif
 #if defined(CONV_AVX512)
-                            if (p->ys[2] == 1 && (Sw == 1 || Sw == 2) && W->nphase == Sw) {
-                                /* both W phases in registers, interleaved, stored directly */
-                                dw_row_fast(p, ybase, base, to + f[0], tw + f[0], f[1] - f[0], to + f[1], tw + f[1],
-                                            Sw == 2 ? f[2] - f[1] : 0, Sw, bias, plain);
-                                continue;
-                            }
+                                    if (fast_rows) {
+                                        /* both W phases in registers, interleaved, stored directly */
+                                        dw_row_fast(p, ybase, base, to + f[0], tw + f[0], f[1] - f[0], to + f[1],
+                                                    tw + f[1], Sw == 2 ? f[2] - f[1] : 0, Sw, bias, plain);
+                                        continue;
+                                    }
 #endif
-                            /* general: one W phase at a time through the accumulator row, scalar stores */
-                            for (rw = 0; rw < W->nphase; ++rw) {
-                                uint64_t t;
-                                if (W->T[rw] == 0) continue;
-                                dw_accumulate(&tb, f[rw], f[rw + 1], base, acc, W->T[rw]);
-                                for (t = 0; t < W->T[rw]; ++t) {
-                                    store_elem(p->half, p->y, ybase + (rw + Sw * t) * p->ys[2],
-                                               dmlpy_act_scalar(&p->act, acc[t] + bias));
+                                    /* general: one W phase at a time through the accumulator row, scalar stores */
+                                    for (rw = 0; rw < W->nphase; ++rw) {
+                                        uint64_t t;
+                                        if (W->T[rw] == 0) continue;
+                                        dw_accumulate(&tb, f[rw], f[rw + 1], base, acc, W->T[rw]);
+                                        for (t = 0; t < W->T[rw]; ++t) {
+                                            store_elem(p->half, p->y, ybase + (rw + Sw * t) * p->ys[2],
+                                                       dmlpy_act_scalar(&p->act, acc[t] + bias));
+                                        }
+                                    }
                                 }
                             }
                         }
                     }
                 }
             }
+            if (++chunk == p->dw_chunks) { /* the next item (n, g, chunk) */
+                chunk = 0;
+                if (++g == p->G) {
+                    g = 0;
+                    ++n;
+                }
+            }
         }
     }
+    for (item = begin > cend ? begin : cend; item < end; ++item) fill_item(p, item - p->compute_items);
 #if defined(CONV_AVX512)
     if (p->nt) _mm_sfence();
 #endif
@@ -1498,12 +1621,17 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
     p->fill_items = p->fill_needed ? p->N * p->Cout : 0;
     items = p->compute_items + p->fill_items;
     threads = dmlpy_choose_threads(work, items, threadCount);
-    /* per worker: packed rows, slack, weights, row accumulator, slack (floats, 64-byte multiples) */
-    /* per worker: packed rows, 128 slack + 16 alignment, weights, accumulator (+ 48 slack), tap weights,
-     * tap offsets (2 floats each), phase starts */
-    p->dw_buf_floats = per_row * (rows + cmax_h) + 128 + 16 + ((kvol + 15) & ~(uint64_t)15) +
-                       ((W->len + 63) & ~(uint64_t)15) + ((kvol + 15) & ~(uint64_t)15) + 2 * kvol +
-                       p->nphase + 1 + 16;
+    /* per worker: packed rows, 128 slack + 16 alignment, tap weights, accumulator (+ 48 slack), tap offsets and
+     * filter offsets (2 floats each), phase starts */
+    p->dw_cmax_h = cmax_h;
+    p->dw_plane_floats = (per_row * (rows + cmax_h) + 15) & ~(uint64_t)15;
+    /* whole small planes per item: batches of up to 32 of them, about 16 KB */
+    p->dw_batch = p->dw_chunks == 1 ? ((uint64_t)1 << 12) / p->dw_plane_floats : 1;
+    if (p->dw_batch < 1) p->dw_batch = 1;
+    if (p->dw_batch > 32) p->dw_batch = 32;
+    p->dw_pack_floats = p->dw_plane_floats * p->dw_batch;
+    p->dw_buf_floats = p->dw_pack_floats + 128 + 16 + ((kvol + 15) & ~(uint64_t)15) + ((W->len + 63) & ~(uint64_t)15) +
+                       4 * kvol + p->nphase + 1 + 16;
     p->dw_buf_floats = (p->dw_buf_floats + 15) & ~(uint64_t)15;
     if (!dmlpy_mul_u64(p->dw_buf_floats, (uint64_t)threads * sizeof(float), &bytes) || bytes > CONV_SCRATCH_CAP) {
         return -1;

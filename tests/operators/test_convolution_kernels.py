@@ -1293,3 +1293,185 @@ def test_an_infinite_weight_on_a_real_tap_reaches_its_outputs_with_few_outputs(d
     assert np.isposinf(y[0, 5]).all()
     others = [c for c in range(16) if c != 5]
     np.testing.assert_allclose(y[0, others], oracle_forward(x, w[others], (1, 1), (1, 1), (1, 1), (3, 3), 1)[0], rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# Many small channels (MobileNet's depthwise and expansion layers at 2x2 .. 14x14). The native depthwise path
+# (Cin/G == 1) packs whole small planes in batches and computes rows of at most 16 outputs several grid rows per
+# vector; the few-positions path (conv_small.h) also takes 1x1/kxk problems with fewer than 64 channel-taps when
+# each group has at least 4 output channels per channel-tap. These cases take those paths; all are held to the
+# oracles of check_case (the oracle, onnxruntime, and the NumPy backend).
+
+
+@st.composite
+def many_small_channel_cases(draw: st.DrawFn, spatial: int, dtype: str = "float32") -> ConvCase:
+    """Depthwise (one input channel per group) with 17 to 48 groups of tiny planes: both directions (BACKWARD at
+    stride 1 is computed like FORWARD), strides, dilations, asymmetric padding, OutputPadding, both modes, bias,
+    fused activations, every layout, 1 or 2 output channels per group, 1 or 2 images."""
+    direction = draw(st.sampled_from([int(FORWARD), int(FORWARD), int(BACKWARD)]))
+    backward = direction == BACKWARD
+    groups, cout_g = draw(st.integers(17, 48)), draw(st.sampled_from([1, 1, 2]))
+    kernel, strides, dilations, start, end, output_padding, extra, in_spatial = [], [], [], [], [], [], [], []
+    with_output_padding = draw(st.integers(0, 4)) == 0
+    longest = {1: 20, 2: 9, 3: 4}[spatial]
+    for _ in range(spatial):
+        k, s, d = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2])), draw(st.sampled_from([1, 1, 2]))
+        sp, ep = draw(st.integers(0, min(2, (k - 1) * d))), draw(st.integers(0, min(2, (k - 1) * d)))
+        keff = (k - 1) * d + 1
+        if backward:
+            low = max(1, 1 + -(-(sp + ep + 1 - keff) // s))
+            extra.append(draw(st.integers(0, s - 1)))
+        else:
+            low = max(1, keff - sp - ep)
+            extra.append(0)
+        in_spatial.append(draw(st.integers(low, max(low, longest))))
+        output_padding.append(draw(st.integers(0, s - 1 if backward else 1)) if with_output_padding else 0)
+        kernel.append(k)
+        strides.append(s)
+        dilations.append(d)
+        start.append(sp)
+        end.append(ep)
+    filter_sizes = (groups, cout_g, *kernel) if backward else (groups * cout_g, 1, *kernel)
+    return ConvCase(
+        direction=direction, mode=draw(st.sampled_from([int(CROSS), int(CONVOLUTION)])),
+        in_sizes=(draw(st.integers(1, 2)), groups, *in_spatial), filter_sizes=filter_sizes,
+        strides=tuple(strides), dilations=tuple(dilations), start=tuple(start), end=tuple(end),
+        output_padding=tuple(output_padding), extra=tuple(extra), groups=groups,
+        bias=draw(st.booleans()), activation=draw(st.sampled_from([None, None, *ALL])), dtype=dtype,
+        layouts=tuple(draw(st.sampled_from(LAYOUTS[kind])) for kind in "xwby"),  # type: ignore[arg-type]
+        seed=draw(st.integers(0, 2**32 - 1)),
+    )  # fmt: skip
+
+
+@settings(PROPERTY, max_examples=50)
+@given(case=many_small_channel_cases(spatial=2))
+def test_property_depthwise_with_many_small_channels_2d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=30)
+@given(case=st.one_of(many_small_channel_cases(spatial=1), many_small_channel_cases(spatial=3)))
+def test_property_depthwise_with_many_small_channels_1d_and_3d_fp32(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@settings(PROPERTY, max_examples=30)
+@given(case=st.one_of(many_small_channel_cases(spatial=2, dtype="float16"), many_small_channel_cases(spatial=1, dtype="float16")))
+def test_property_depthwise_with_many_small_channels_fp16(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def depthwise_case(channels: int, spatial_in: tuple[int, ...], kernel: int, **fields: Any) -> ConvCase:
+    pad = (kernel // 2,) * len(spatial_in)
+    fields = {"start": pad, "end": pad, "groups": channels, **fields}
+    return small_case((1, channels, *spatial_in), (channels, 1, *(kernel,) * len(spatial_in)), **fields)
+
+
+MANY_SMALL_CHANNEL_CASES = {
+    "MobileNetV2 depthwise, 336 channels of 2x2, bias and relu": depthwise_case(
+        336, (2, 2), 3, bias=True, activation=Activation("RELU"),
+    ),
+    "144 channels of 4x4, two images, NHWC input and output": small_case(
+        (2, 144, 4, 4), (144, 1, 3, 3), groups=144, layouts=("nhwc", "packed", "packed", "nhwc"), seed=41,
+    ),
+    "96 channels of 8x8 to 4x4 at stride 2, channels-last filter": depthwise_case(
+        96, (8, 8), 3, strides=(2, 2), layouts=("packed", "channels-last", "packed", "packed"), seed=42,
+    ),
+    "64 channels of 14x14 (two grid rows per 32 lanes), CONVOLUTION mode, padded layouts": depthwise_case(
+        64, (14, 14), 3, mode=int(CONVOLUTION), layouts=("padded", "padded", "packed", "padded"), seed=43,
+    ),
+    "40 channels of 5x5, dilation 2, asymmetric padding, leaky relu": depthwise_case(
+        40, (5, 5), 3, dilations=(2, 2), start=(2, 1), end=(0, 2), activation=Activation("LEAKY_RELU", (0.1,)), seed=44,
+    ),
+    "fp16, 72 channels of 3x3, 5x5 filter, zero-stride bias, sigmoid": depthwise_case(
+        72, (3, 3), 5, dtype="float16", bias=True, activation=Activation("SIGMOID"), layouts=("packed", "packed", "zero-strides", "packed"), seed=45,
+    ),
+    "1-D, 50 channels of 6": depthwise_case(50, (6,), 3, seed=46),
+    "3-D, 33 channels of 3x3x3": depthwise_case(33, (3, 3, 3), 3, bias=True, seed=47),
+    "2 output channels per group, 24 groups of 4x4": small_case((1, 24, 4, 4), (48, 1, 3, 3), groups=24, seed=48),
+    "17-wide rows (the row path), 20 channels": depthwise_case(20, (3, 17), 3, seed=49),
+}
+
+
+@pytest.mark.parametrize("case", list(MANY_SMALL_CHANNEL_CASES.values()), ids=list(MANY_SMALL_CHANNEL_CASES))
+def test_depthwise_convolutions_with_many_small_channels_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+SMALL_K_CASES = {
+    "MobileNetV2 expansion 56 -> 336 at 2x2 (dot products)": small_case((1, 56, 2, 2), (336, 56, 1, 1), start=(0, 0), end=(0, 0), bias=True, seed=51),
+    "32 -> 192 at 4x4, relu": small_case((1, 32, 4, 4), (192, 32, 1, 1), start=(0, 0), end=(0, 0), activation=Activation("RELU"), seed=52),
+    "24 -> 144 at 8x8, NHWC input and output, channels-last filter": small_case(
+        (1, 24, 8, 8), (144, 24, 1, 1), start=(0, 0), end=(0, 0), layouts=("nhwc", "channels-last", "packed", "nhwc"), seed=53,
+    ),
+    "fp16, 16 -> 96 at 16x16 (256 positions), two images": small_case(
+        (2, 16, 16, 16), (96, 16, 1, 1), start=(0, 0), end=(0, 0), dtype="float16", bias=True, seed=54,
+    ),
+    "2x2 filter, 4 -> 64 channels at 5x5, stride 2, padding": small_case((1, 4, 5, 5), (64, 4, 2, 2), strides=(2, 2), seed=55),
+    "2 groups of 8 -> 40, 1-D, 9 positions": small_case((1, 16, 9), (80, 8, 1), start=(0,), end=(0,), groups=2, seed=56),
+    "3-D, 8 -> 48 at 3x3x3, 1x1x1 filter with padding (border outputs read only padding)": small_case(
+        (1, 8, 3, 3, 3), (48, 8, 1, 1, 1), bias=True, activation=Activation("SIGMOID"), seed=57,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SMALL_K_CASES.values()), ids=list(SMALL_K_CASES))
+def test_pointwise_convolutions_with_few_channel_taps_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+def test_the_few_channel_tap_cases_meet_the_native_selection_limits() -> None:
+    """Each case is FORWARD with at most MAX_P computed positions per image and group, fewer than 64 but at least
+    MIN_K channel-taps, and at least 4 output channels per channel-tap (and 16) per group."""
+    limit = small_path_limits()
+    path = os.path.join(os.path.dirname(dmlpy.__file__), "native", "conv_small.h")
+    with open(path, encoding="utf-8") as f:
+        min_k = int(re.search(r"#define CONV_SMALL_MIN_K (\d+)", f.read()).group(1))  # type: ignore[union-attr]
+    for name, case in SMALL_K_CASES.items():
+        computed = math.prod(size - op for size, op in zip(case.out_sizes[2:], case.output_padding, strict=True))
+        k, cout_g = case.filter_sizes[1] * math.prod(case.filter_sizes[2:]), case.filter_sizes[0] // case.groups
+        assert case.direction == int(FORWARD) and 0 < computed <= limit["MAX_P"], name
+        assert min_k <= k < 64 and cout_g >= max(16, 4 * k), name
+
+
+@pytest.mark.parametrize(
+    ("x_sizes", "w_sizes", "groups", "pad"),
+    [((2, 336, 2, 2), (336, 1, 3, 3), 336, 1), ((1, 96, 14, 14), (96, 1, 3, 3), 96, 1), ((1, 56, 2, 2), (336, 56, 1, 1), 1, 0), ((1, 32, 7, 7), (192, 32, 1, 1), 1, 0)],
+    ids=["depthwise-2x2", "depthwise-14x14", "expansion-2x2", "expansion-7x7"],
+)  # fmt: skip
+def test_many_small_channel_results_do_not_depend_on_the_thread_count(
+    rng: np.random.Generator, x_sizes: tuple[int, ...], w_sizes: tuple[int, ...], groups: int, pad: int
+) -> None:
+    """Every output is one item's sum in a fixed tap order, whichever thread runs the item."""
+    x = rng.uniform(-1, 1, x_sizes).astype(np.float32)
+    w = rng.uniform(-1, 1, w_sizes).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, w_sizes[0], 1, 1)).astype(np.float32)
+    desc = conv_desc(x.shape, w.shape, (x_sizes[0], w_sizes[0], *x_sizes[2:]), start=(pad, pad), end=(pad, pad), groups=groups, bias=True)
+    np.testing.assert_array_equal(run_conv(desc, native_device(threads=1), x, w, b), run_conv(desc, native_device(threads=2), x, w, b))
+
+
+def test_an_infinite_depthwise_weight_over_padding_is_skipped_in_every_small_channel(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """1x1 planes, 3x3 filter, padding 1: only the centre tap reads real input, so infinities and NaNs in the other
+    taps of 40 channels reach no output (the direct sum skips padding taps; 0 * inf would give NaN)."""
+    x = rng.uniform(-1, 1, (1, 40, 1, 1)).astype(np.float32)
+    w = rng.uniform(-1, 1, (40, 1, 3, 3)).astype(np.float32)
+    w[::3, 0, 0, 0] = np.inf
+    w[1::3, 0, 2, 1] = np.nan
+    y = run_conv(conv_desc(x.shape, w.shape, x.shape, start=(1, 1), end=(1, 1), groups=40), device, x, w)
+    np.testing.assert_allclose(y, x * w[:, :, 1:2, 1:2].transpose(1, 0, 2, 3), rtol=1e-6, atol=0)
+
+
+def test_an_infinite_pointwise_weight_reaches_only_outputs_that_read_real_input(device: dmlpy.Device) -> None:
+    """1x1 filter, 32 -> 192 channels, padding 1: the border outputs read only padding and stay 0; channel 7's
+    weight is +inf on input channel 3, whose input is positive, so its interior outputs are +inf."""
+    x = np.linspace(0.5, 1.0, 32 * 4).astype(np.float32).reshape(1, 32, 2, 2)
+    w = np.linspace(-1.0, 1.0, 192 * 32).astype(np.float32).reshape(192, 32, 1, 1)
+    w[7, 3, 0, 0] = np.inf
+    y = run_conv(conv_desc(x.shape, w.shape, (1, 192, 4, 4), start=(1, 1), end=(1, 1)), device, x, w)
+    border = np.ones((4, 4), bool)
+    border[1:3, 1:3] = False
+    assert (y[0][:, border] == 0).all()
+    assert np.isposinf(y[0, 7, 1:3, 1:3]).all()
+    finite = [c for c in range(192) if c != 7]
+    expected = np.einsum("oc,nchw->nohw", w[finite, :, 0, 0].astype(np.float64), x.astype(np.float64))
+    np.testing.assert_allclose(y[0, finite, 1:3, 1:3], expected[0], rtol=1e-5, atol=1e-5)
