@@ -29,13 +29,13 @@ import dataclasses
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, Buffer, array_binding, buffer_binding
+from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, array_binding, buffer_binding
 from dmlpy.device import Device, _Port, create_device, validate
 from dmlpy.enums import (
     DML_AXIS_DIRECTION,
@@ -841,8 +841,30 @@ class GraphBuilder:
         level 2.1) when indices or dilations are asked for, as onnxruntime's DirectML provider does.
         """
         x = self._tensor_argument("max_pooling", "x", x)
+        sizes, common, dilations, dilated = self._pooling_window("max_pooling", x, window, strides, start_padding, end_padding, dilations, ceil)
+        common["OutputTensor"] = self._output(x, sizes)
+        desc: Any
+        if output_indices or dilated:
+            indices = self._output(x, sizes, index_type) if output_indices else None
+            if dilated or self.feature_level >= DML_FEATURE_LEVEL.LEVEL_2_1:
+                desc = DML_MAX_POOLING2_OPERATOR_DESC(OutputIndicesTensor=indices, Dilations=dilations, **common)
+            else:
+                desc = DML_MAX_POOLING1_OPERATOR_DESC(OutputIndicesTensor=indices, **common)
+        else:
+            desc = DML_MAX_POOLING_OPERATOR_DESC(**common)
+        arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding", "Dilations": "dilations",
+                     "OutputTensor": "x", "InputTensor": "x", "DimensionCount": "window", "OutputIndicesTensor": "index_type", "OPERATOR.FEATURE_LEVEL": "output_indices"}  # fmt: skip
+        outputs = self.add_operator(desc, {"InputTensor": x}, call="max_pooling", arguments=arguments)
+        return (outputs[0], outputs[1]) if output_indices else outputs[0]
+
+    def _pooling_window(
+        self, call: str, x: Tensor, window: Any, strides: Any, start_padding: Any, end_padding: Any, dilations: Any, ceil: bool,
+    ) -> tuple[list[int], dict[str, Any], Any, bool]:  # fmt: skip
+        """Max and Lp pooling's window arguments with DirectML's defaults: (output sizes, the window fields, dilations, dilated).
+
+        ``ceil`` adds the ceil shape's window on the axes where it starts inside input + start padding."""
         if window is None:
-            msg = f"GraphBuilder.max_pooling at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
+            msg = f"GraphBuilder.{call} at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
             raise TypeError(msg)
         spatial = len(x.sizes) - 2
         window = _per_axis(window, spatial, None)
@@ -857,21 +879,9 @@ class GraphBuilder:
                     sizes[i + 2] += ceil_shape_allowed(x.sizes[i + 2], window[i], strides[i], start_padding[i], end_padding[i], dilations[i])
                 except _INFERENCE_ERRORS:
                     pass  # validation names the argument
-        common = {"OutputTensor": self._output(x, sizes), "DimensionCount": spatial, "Strides": strides, "WindowSize": window, "StartPadding": start_padding, "EndPadding": end_padding}
+        common = {"DimensionCount": spatial, "Strides": strides, "WindowSize": window, "StartPadding": start_padding, "EndPadding": end_padding}
         dilated = not isinstance(dilations, tuple) or any(d != 1 for d in dilations)
-        desc: Any
-        if output_indices or dilated:
-            indices = self._output(x, sizes, index_type) if output_indices else None
-            if dilated or self.feature_level >= DML_FEATURE_LEVEL.LEVEL_2_1:
-                desc = DML_MAX_POOLING2_OPERATOR_DESC(OutputIndicesTensor=indices, Dilations=dilations, **common)
-            else:
-                desc = DML_MAX_POOLING1_OPERATOR_DESC(OutputIndicesTensor=indices, **common)
-        else:
-            desc = DML_MAX_POOLING_OPERATOR_DESC(**common)
-        arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding", "Dilations": "dilations",
-                     "OutputTensor": "x", "InputTensor": "x", "DimensionCount": "window", "OutputIndicesTensor": "index_type", "OPERATOR.FEATURE_LEVEL": "output_indices"}  # fmt: skip
-        outputs = self.add_operator(desc, {"InputTensor": x}, call="max_pooling", arguments=arguments)
-        return (outputs[0], outputs[1]) if output_indices else outputs[0]
+        return sizes, common, dilations, dilated
 
     def reduce(self, x: Tensor, function: DML_REDUCE_FUNCTION | str, axes: Sequence[int] | int | None = None, *, index_type: Any = "uint32") -> Tensor:
         """DML_REDUCE_OPERATOR_DESC: ``function`` a DML_REDUCE_FUNCTION or its name (``"sum"``, ``"log_sum_exp"``, ...).
@@ -1202,25 +1212,8 @@ class GraphBuilder:
         """
         call = "lp_pooling"
         x = self._tensor_argument(call, "x", x)
-        if window is None:
-            msg = f"GraphBuilder.{call} at {_call_site()}: argument 'window' is None, expected the window size along each spatial axis"
-            raise TypeError(msg)
-        spatial = len(x.sizes) - 2
-        window = _per_axis(window, spatial, None)
-        strides = _per_axis(strides, spatial, 1)
-        start_padding = _per_axis(start_padding, spatial, 0)
-        end_padding = _per_axis(end_padding, spatial, 0)
-        dilations = _per_axis(dilations, spatial, 1)
-        sizes = list(_pooling_sizes(x.sizes, window, strides, start_padding, end_padding, dilations))
-        if ceil:
-            for i in range(spatial):
-                try:
-                    sizes[i + 2] += ceil_shape_allowed(x.sizes[i + 2], window[i], strides[i], start_padding[i], end_padding[i], dilations[i])
-                except _INFERENCE_ERRORS:
-                    pass  # validation names the argument
-        common = {"OutputTensor": self._output(x, sizes), "DimensionCount": spatial, "Strides": strides, "WindowSize": window, "StartPadding": start_padding,
-                  "EndPadding": end_padding, "P": p}  # fmt: skip
-        dilated = not isinstance(dilations, tuple) or any(d != 1 for d in dilations)
+        sizes, common, dilations, dilated = self._pooling_window(call, x, window, strides, start_padding, end_padding, dilations, ceil)
+        common.update(OutputTensor=self._output(x, sizes), P=p)
         desc: Any = DML_LP_POOLING1_OPERATOR_DESC(Dilations=dilations, **common) if dilated else DML_LP_POOLING_OPERATOR_DESC(**common)
         arguments = {"WindowSize": "window", "Strides": "strides", "StartPadding": "start_padding", "EndPadding": "end_padding", "Dilations": "dilations",
                      "OutputTensor": "x", "InputTensor": "x", "DimensionCount": "window", "P": "p", "OPERATOR.FEATURE_LEVEL": "dilations"}  # fmt: skip

@@ -488,6 +488,15 @@ def m_output_sizes(plan: Plan, rng: np.random.Generator) -> str:
     return f"OutputTensor.Sizes = {sizes}"
 
 
+def m_axes(plan: Plan, rng: np.random.Generator) -> str:
+    """An Axes array (softmax, MVN1, reduce, arg, hardmax1) out of range, repeated, empty, absent or of the wrong type."""
+    desc = inner_desc(plan)
+    if not hasattr(desc, "Axes"):
+        return "no Axes"
+    desc.Axes = pick(rng, [[], [7], [0, 0], [3, 2, 1, 0], [4], [2**32 - 1], None, [-1], "1"])
+    return f"Axes = {desc.Axes!r}"
+
+
 def m_in_binding(plan: Plan, rng: np.random.Generator) -> str:
     return _binding_mutation(plan, rng, "in")
 

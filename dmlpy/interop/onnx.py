@@ -2250,11 +2250,11 @@ class _ModelImporter:
 
     def _check_not_empty(self, proto: Any, index: int, opset: int) -> None:
         """A node (not folded) whose input or output has a zero-sized dimension: ONNX.UNSUPPORTED_EMPTY_TENSOR (E_NOTIMPL)."""
-        for name in [*proto.input, *proto.output]:
-            value = self.values.get(name) if name else None
+        for name in filter(None, [*proto.input, *proto.output]):
+            value = self.values.get(name)
             if value is not None and value.array is not None:
                 continue  # a constant (a shape, scales, an empty roi): read at import, never a DirectML tensor
-            shape = value.shape if value is not None else self.inferred.get(name, (None, None))[0] if name else None
+            shape = value.shape if value is not None else self.inferred.get(name, (None, None))[0]
             if shape is not None and 0 in shape:
                 node = _node_info(self.onnx, proto, index, opset)
                 raise _fail(UNSUPPORTED_EMPTY_TENSOR, node, None, f"value '{name}' has shape {list(shape)}, with no elements: a DirectML tensor has every size at least 1",

@@ -228,17 +228,7 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
     } while (0)
 #define RW_VABS(x) ((red_vd)((red_vl)(x) & 0x7FFFFFFFFFFFFFFFll))
 #endif
-#include "reduction_acc.h"
-#undef RW
-#undef RW_FN
-#undef RW_EXP
-#undef RW_LOG
-#undef RW_SQRT
-#undef RW_ABS
-#undef RW_V
-#undef RW_NV
-#undef RW_VLOAD
-#undef RW_VABS
+#include "reduction_acc.h" /* it undefines the RW_* parameters */
 
 #define RW float
 #define RW_FN(name) name##_f
@@ -252,17 +242,7 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
 #define RW_VLOAD(dst, p) memcpy(&(dst), (p), sizeof(red_vf))
 #define RW_VABS(x) ((red_vf)((red_vi)(x) & 0x7FFFFFFF))
 #endif
-#include "reduction_acc.h"
-#undef RW
-#undef RW_FN
-#undef RW_EXP
-#undef RW_LOG
-#undef RW_SQRT
-#undef RW_ABS
-#undef RW_V
-#undef RW_NV
-#undef RW_VLOAD
-#undef RW_VABS
+#include "reduction_acc.h" /* it undefines the RW_* parameters */
 
 /* ---- exact passes over a chunk ---------------------------------------------------------------------- */
 

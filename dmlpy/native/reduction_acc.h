@@ -149,3 +149,14 @@ static RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
 #undef RED_LANE_LOOP
 #undef RED_VLANE_LOOP
 #undef RED_VSWITCH
+/* the parameters of this inclusion: reduction.c defines them afresh for the next */
+#undef RW
+#undef RW_FN
+#undef RW_EXP
+#undef RW_LOG
+#undef RW_SQRT
+#undef RW_ABS
+#undef RW_V
+#undef RW_NV
+#undef RW_VLOAD
+#undef RW_VABS

@@ -427,19 +427,11 @@ def valid_case(rng: np.random.Generator) -> base.Plan:
     return plan
 
 
-def m_axes(plan: base.Plan, rng: np.random.Generator) -> str:
-    desc = base.inner_desc(plan)
-    if not hasattr(desc, "Axes"):
-        return "no Axes"
-    desc.Axes = base.pick(rng, [[], [7], [0, 0], [3, 2, 1, 0], [4], [2**32 - 1], None, [-1], "1"])
-    return f"Axes = {desc.Axes!r}"
-
-
 MUTATIONS: list[tuple[Callable[[base.Plan, np.random.Generator], str], int]] = [
     (base.m_tensor_sizes, 3),
     (base.m_tensor_strides, 4),
     (base.m_tensor_scalar, 3),
-    (m_axes, 3),
+    (base.m_axes, 3),
     (base.m_output_sizes, 2),
     (base.m_in_binding, 4),
     (base.m_out_binding, 5),
