@@ -85,6 +85,19 @@ static void RS_NAME(rs_acc_input)(const rs_plan* p, RS_T* acc, RS_T* tmp, uint64
     RS_NAME(rs_acc)(acc, tmp, count, w, first);
 }
 
+/* Two taps at once when both input vectors are contiguous FLOAT32 runs: acc = (+0 + w0 * x0) + w1 * x1, the
+ * same operations in the same order as two rs_acc_input calls, in one pass. Returns 0 when not applicable. */
+static int RS_NAME(rs_acc2_input)(const rs_plan* p, RS_T* acc, uint64_t off0, uint64_t off1, const rs_vec* v, RS_T w0, RS_T w1) {
+    const uint64_t xs = p->axes[p->R].xs, nq = p->nq, count = v->n * nq;
+    const float *s0, *s1;
+    uint64_t j;
+    if (p->type != DML_TENSOR_DATA_TYPE_FLOAT32 || v->table != NULL || !(nq == 1 ? xs == 1 : p->xq == 1 && xs == nq)) return 0;
+    s0 = (const float*)p->x + off0 + v->start * xs;
+    s1 = (const float*)p->x + off1 + v->start * xs;
+    for (j = 0; j < count; ++j) acc[j] = ((RS_T)0 + w0 * (RS_T)s0[j]) + w1 * (RS_T)s1[j];
+    return 1;
+}
+
 /* bufs[L] = the nested sum of levels L, L - 1, ..., 0 at input element offset off (the other axes' part). */
 static void RS_NAME(rs_level)(const rs_plan* p, RS_T* const* bufs, uint32_t L, uint64_t off, const uint64_t* o, const rs_vec* v) {
     const rs_axis* a = &p->axes[p->level_axis[L]];
@@ -93,6 +106,10 @@ static void RS_NAME(rs_level)(const rs_plan* p, RS_T* const* bufs, uint32_t L, u
     uint64_t k;
     if (s == e) {
         for (k = 0; k < v->n * p->nq; ++k) acc[k] = (RS_T)0;
+        return;
+    }
+    if (L == 0 && e - s == 2 && RS_NAME(rs_acc2_input)(p, acc, off + (uint64_t)a->idx[s] * a->xs, off + (uint64_t)a->idx[s + 1] * a->xs, v,
+                                                      RS_WEIGHT(a, s), RS_WEIGHT(a, s + 1))) {
         return;
     }
     for (k = s; k < e; ++k) {
@@ -127,6 +144,36 @@ static void RS_NAME(rs_row_lanes)(const rs_axis* r, RS_T* ob, const RS_T* t, uin
             continue;
         }
         for (k = s; k < e; ++k) RS_NAME(rs_acc)(o, t + (r->idx[k] - lo) * nq, nq, RS_WEIGHT(r, k), k == s);
+    }
+}
+
+/* rs_row_lanes for FLOAT32 outputs whose lanes are contiguous (output stride 1): each position's sum over its
+ * taps (the same operations in the same order) goes straight to the output as float, position j at
+ * out + (j - j0) * ys, without the double block and the separate store pass. */
+static void RS_NAME(rs_row_lanes_direct)(const rs_axis* r, float* out, uint64_t ys, const RS_T* t, uint64_t lo, uint64_t j0, uint64_t n,
+                                         uint64_t nq) {
+    uint64_t j, k, q;
+    for (j = j0; j < j0 + n; ++j) {
+        float* o = out + (j - j0) * ys;
+        const uint64_t s = r->start[j], e = r->start[j + 1];
+        if (e - s == 2) {
+            const RS_T w0 = RS_WEIGHT(r, s), w1 = RS_WEIGHT(r, s + 1);
+            const RS_T* a = t + (r->idx[s] - lo) * nq;
+            const RS_T* b = t + (r->idx[s + 1] - lo) * nq;
+            for (q = 0; q < nq; ++q) o[q] = (float)(((RS_T)0 + w0 * a[q]) + w1 * b[q]);
+        } else if (e - s == 1) {
+            const RS_T w0 = RS_WEIGHT(r, s);
+            const RS_T* a = t + (r->idx[s] - lo) * nq;
+            for (q = 0; q < nq; ++q) o[q] = (float)((RS_T)0 + w0 * a[q]);
+        } else if (s == e) {
+            for (q = 0; q < nq; ++q) o[q] = 0.0f;
+        } else {
+            for (q = 0; q < nq; ++q) {
+                RS_T acc = (RS_T)0;
+                for (k = s; k < e; ++k) acc = acc + RS_WEIGHT(r, k) * t[(r->idx[k] - lo) * nq + q];
+                o[q] = (float)acc;
+            }
+        }
     }
 }
 
@@ -269,7 +316,10 @@ static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned wo
             top = bufs[p->levels];
         }
         if (p->row_weighted) {
-            if (p->nq > 1) {
+            if (p->nq > 1 && p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && p->yq == 1) {
+                RS_NAME(rs_row_lanes_direct)(r, (float*)p->y + out_off + j0 * r->ys, r->ys, top, p->chunk_lo[c], j0, n, p->nq);
+                continue;
+            } else if (p->nq > 1) {
                 RS_NAME(rs_row_lanes)(r, ob, top, p->chunk_lo[c], j0, n, p->nq);
             } else {
                 const uint64_t at = out_off + j0 * r->ys;
