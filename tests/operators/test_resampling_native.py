@@ -177,9 +177,9 @@ CASES: list[Any] = [
     pytest.param(lambda: _nhwc("RESAMPLE3", F16, (2, 24, 9, 11), (2, 24, 13, 25), LINEAR, (1, 1, 1.5, 2.3)), F16,
                  id="NHWC FLOAT16 linear: blocks of pixels x channels"),  # fmt: skip
     pytest.param(lambda: _nhwc("RESAMPLE3", F32, (2, 24, 9, 11), (2, 24, 13, 25), LINEAR, (1, 1, 1.5, 2.3)), F32,
-                 id="NHWC FLOAT32 linear: outputs of one and two taps straight to the output"),  # fmt: skip
+                 id="NHWC FLOAT32 linear: outputs of one and two taps straight to the output"),
     pytest.param(lambda: _nhwc("RESAMPLE3", F32, (1, 8, 30, 40), (1, 8, 7, 9), LINEAR, (1, 1, 0.23, 0.22), antialiased=True), F32,
-                 id="NHWC FLOAT32 antialiased: outputs of many taps straight to the output"),  # fmt: skip
+                 id="NHWC FLOAT32 antialiased: outputs of many taps straight to the output"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 5, 6, 7), (1, 5, 12, 14), LINEAR, (1, 1, 2, 2), in_strides=(6 * 7 * 8, 1, 7 * 8, 8),
                                    out_strides=(12 * 14 * 9, 1, 14 * 9, 9)), F32, id="NHWC with padded pixels: the channel blocks are not one run"),  # fmt: skip
     pytest.param(lambda: make_desc("RESAMPLE2", F32, (1, 2, 5, 6), (1, 2, 5, 9), LINEAR, (1, 1, 1, 1.5), in_strides=(60, 30, 1, 5),
