@@ -63,6 +63,8 @@
 
 typedef struct ew_plan ew_plan;
 typedef void (*ew_row_fn)(const ew_plan* p, float* y, const float* a, const float* b, size_t n);
+/* A binary row whose other operand is one value v along it (a stride-0 broadcast, a per-channel bias). */
+typedef void (*ew_splat_fn)(float* y, const float* x, float v, size_t n);
 
 /* How the optional ScaleBias g(x) = x*Scale + Bias is applied. */
 enum {
@@ -76,6 +78,7 @@ typedef struct ew_op {
     int sb_inside;      /* the row function applies ScaleBias itself (math in double, or POW's two inputs) */
     int transcendental; /* per-element libm call: more work per element for the thread rule */
     ew_row_fn row;
+    ew_splat_fn splat_a, splat_b; /* binary: the row with A (splat_a) or B (splat_b) one value broadcast along it */
 } ew_op;
 
 struct ew_plan {
@@ -145,6 +148,31 @@ static void row_min(const ew_plan* p, float* y, const float* a, const float* b, 
         y[i] = (x < z || z != z) ? x : z;
     }
 }
+
+/* The binary rows with one operand a single value: x, z the row's A and B elements, the same
+ * expressions as the rows above (so the same bits), without filling a buffer with copies of the value. */
+#define EW_SPLAT_ROWS(name, expr)                                           \
+    static void name##_splat_a(float* y, const float* b, float v, size_t n) { \
+        size_t i;                                                           \
+        for (i = 0; i < n; ++i) {                                           \
+            const float x = v, z = b[i];                                    \
+            y[i] = (expr);                                                  \
+        }                                                                   \
+    }                                                                       \
+    static void name##_splat_b(float* y, const float* a, float v, size_t n) { \
+        size_t i;                                                           \
+        for (i = 0; i < n; ++i) {                                           \
+            const float x = a[i], z = v;                                    \
+            y[i] = (expr);                                                  \
+        }                                                                   \
+    }
+EW_SPLAT_ROWS(row_add, x + z)
+EW_SPLAT_ROWS(row_sub, x - z)
+EW_SPLAT_ROWS(row_mul, x * z)
+EW_SPLAT_ROWS(row_div, x / z)
+EW_SPLAT_ROWS(row_max, (x > z || z != z) ? x : z)
+EW_SPLAT_ROWS(row_min, (x < z || z != z) ? x : z)
+#undef EW_SPLAT_ROWS
 
 static void row_identity(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
     (void)p;
@@ -273,12 +301,12 @@ enum {
 };
 
 static const ew_op ew_ops[EW_OP_COUNT] = {
-    [EW_ADD] = {2, 0, 0, row_add},
-    [EW_SUB] = {2, 0, 0, row_sub},
-    [EW_MUL] = {2, 0, 0, row_mul},
-    [EW_DIV] = {2, 0, 0, row_div},
-    [EW_MAX] = {2, 0, 0, row_max},
-    [EW_MIN] = {2, 0, 0, row_min},
+    [EW_ADD] = {2, 0, 0, row_add, row_add_splat_a, row_add_splat_b},
+    [EW_SUB] = {2, 0, 0, row_sub, row_sub_splat_a, row_sub_splat_b},
+    [EW_MUL] = {2, 0, 0, row_mul, row_mul_splat_a, row_mul_splat_b},
+    [EW_DIV] = {2, 0, 0, row_div, row_div_splat_a, row_div_splat_b},
+    [EW_MAX] = {2, 0, 0, row_max, row_max_splat_a, row_max_splat_b},
+    [EW_MIN] = {2, 0, 0, row_min, row_min_splat_a, row_min_splat_b},
     [EW_POW] = {2, 1, 1, row_pow},
     [EW_IDENTITY] = {1, 0, 0, row_identity},
     [EW_ABS] = {1, 0, 0, row_abs},
@@ -314,6 +342,11 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
     float* dst;
     uint32_t k;
     uint64_t j;
+    int splat = -1; /* FLOAT32, one operand a single value along the row (stride 0), the other contiguous: its index */
+    if (!p->half && p->nin == 2 && p->op->splat_a != NULL && p->sb == EW_SB_NONE) {
+        const uint64_t sa = p->st[1][last], sb = p->st[2][last];
+        splat = sa == 1 && sb == 0 ? 1 : sa == 0 && sb == 1 ? 0 : -1;
+    }
     if (p->copy && ys == 1 && !p->stream) { /* a strided copy (a transpose): no buffer */
         const float* f = (const float*)p->in[0] + off[1];
         const uint64_t s = p->st[1][last];
@@ -344,7 +377,10 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
             if (s == 1) {
                 src[k] = f;
             } else {
-                if (s == 0) {
+                if ((int)k == splat) {
+                    src[k] = f; /* the value itself: the splat row reads f[0] */
+                    continue;
+                } else if (s == 0) {
                     const float v = f[0];
                     for (j = 0; j < n; ++j) b[j] = v;
                 } else {
@@ -355,7 +391,15 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
         }
     }
     dst = (!p->half && ys == 1 && !p->stream) ? (float*)p->y + off[0] : buf[0];
-    ew_compute(p, dst, src[0], src[1], (size_t)n);
+    if (splat == 1) {
+        p->op->splat_b(dst, src[0], src[1][0], (size_t)n);
+        if (p->act.kind != DMLPY_ACT_NONE) dmlpy_act_apply_row(&p->act, dst, (size_t)n);
+    } else if (splat == 0) {
+        p->op->splat_a(dst, src[1], src[0][0], (size_t)n);
+        if (p->act.kind != DMLPY_ACT_NONE) dmlpy_act_apply_row(&p->act, dst, (size_t)n);
+    } else {
+        ew_compute(p, dst, src[0], src[1], (size_t)n);
+    }
     if (dst != buf[0]) return;
 #if defined(EW_STREAM)
     if (p->stream && ys == 1) {

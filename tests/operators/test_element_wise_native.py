@@ -213,6 +213,8 @@ def test_native_matches_the_numpy_kernel_on_random_shapes_layouts_and_values(op:
     [
         pytest.param((1, 256, 14, 14), None, None, None, id="packed NCHW: one contiguous row"),
         pytest.param((1, 256, 14, 14), (0, 1, 0, 0), None, None, id="a per-channel bias broadcast over NCHW"),
+        pytest.param((1, 256, 56, 56), None, (0, 1, 0, 0), None, id="a per-channel bias as B: one value along rows of several chunks"),
+        pytest.param((1, 256, 56, 56), (0, 1, 0, 0), None, tuple(nhwc_strides((1, 256, 56, 56))), id="a per-channel bias as A into an NHWC output"),
         pytest.param((2, 16, 9, 11), tuple(nhwc_strides((2, 16, 9, 11))), tuple(nhwc_strides((2, 16, 9, 11))), tuple(nhwc_strides((2, 16, 9, 11))), id="all NHWC"),
         pytest.param((2, 16, 9, 11), tuple(nhwc_strides((2, 16, 9, 11))), None, None, id="NHWC plus NCHW into NCHW: a transposing read"),
         pytest.param((3, 1030), (1, 3), (0, 0), (1030, 1), id="a transposed matrix plus a scalar, rows longer than a chunk"),
