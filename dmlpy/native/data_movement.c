@@ -811,18 +811,33 @@ static inline void dm_fill(char* d, int64_t step, uint64_t n, const unsigned cha
     case 2: {
         uint16_t v;
         memcpy(&v, value, 2);
+        if (step == 2) {
+            uint16_t* t = (uint16_t*)(void*)d;
+            for (i = 0; i < n; ++i) t[i] = v;
+            return;
+        }
         for (i = 0; i < n; ++i, d += step) *(uint16_t*)(void*)d = v;
         return;
     }
     case 4: {
         uint32_t v;
         memcpy(&v, value, 4);
+        if (step == 4) {
+            uint32_t* t = (uint32_t*)(void*)d;
+            for (i = 0; i < n; ++i) t[i] = v;
+            return;
+        }
         for (i = 0; i < n; ++i, d += step) *(uint32_t*)(void*)d = v;
         return;
     }
     default: {
         uint64_t v;
         memcpy(&v, value, 8);
+        if (step == 8) {
+            uint64_t* t = (uint64_t*)(void*)d;
+            for (i = 0; i < n; ++i) t[i] = v;
+            return;
+        }
         for (i = 0; i < n; ++i, d += step) *(uint64_t*)(void*)d = v;
         return;
     }
@@ -978,6 +993,95 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
 #endif
 }
 
+/* dm_pad_run for whole rows (one piece per row) whose innermost dim is contiguous in both tensors, written
+ * normally: the rows of one plane (the next-to-innermost dim) run in a tight loop, the outer dims' offsets
+ * are stepped once per plane, and a plane's rows that are all CONSTANT padding are one fill when they are
+ * adjacent in the output. Same bytes as dm_pad_run. */
+static void dm_pad_run_rows(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
+    const dm_pad* p = (const dm_pad*)ctx;
+    const unsigned last = p->rank - 1, H = last - 1;
+    const uint64_t total = p->out[last], outH = p->out[H], inH = p->in[H], startH = p->start[H];
+    const int64_t dsH = p->ds[H], ssH = p->ss[H];
+    const int packed_rows = dsH == (int64_t)(total * p->esize); /* a plane's rows are adjacent in the output */
+    uint64_t idx[DM_MAX], rest, h;
+    int64_t doff = 0, soff = 0, scontrib[DM_MAX];
+    unsigned d, outside = 0; /* dims above H whose index is CONSTANT padding */
+    (void)worker;
+    if (b >= e) return;
+    h = b % outH;
+    rest = b / outH;
+    for (d = H; d-- > 0;) {
+        int64_t s;
+        idx[d] = rest % p->out[d];
+        rest /= p->out[d];
+        s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
+        doff += (int64_t)idx[d] * p->ds[d];
+        scontrib[d] = s < 0 ? -1 : s * p->ss[d];
+        outside += s < 0;
+        soff += s < 0 ? 0 : scontrib[d];
+    }
+    for (;;) {
+        const uint64_t h_end = outH - h < e - b ? outH : h + (e - b);
+        char* plane = p->dst + doff;
+        const char* splane = p->src + soff;
+        if (outside) {
+            if (packed_rows) {
+                dm_fill(plane + (int64_t)h * dsH, (int64_t)p->esize, (h_end - h) * total, p->fill, p->esize);
+            } else {
+                uint64_t r;
+                for (r = h; r < h_end; ++r) dm_fill(plane + (int64_t)r * dsH, (int64_t)p->esize, total, p->fill, p->esize);
+            }
+        } else {
+            uint64_t r = h;
+            while (r < h_end) {
+                const int64_t s = dm_pad_source((int64_t)r, startH, inH, p->mode);
+                if (s < 0) { /* CONSTANT rows above or below the input: one fill for the run of them */
+                    uint64_t r1 = r + 1;
+                    while (r1 < h_end && dm_pad_source((int64_t)r1, startH, inH, p->mode) < 0) ++r1;
+                    if (packed_rows) {
+                        dm_fill(plane + (int64_t)r * dsH, (int64_t)p->esize, (r1 - r) * total, p->fill, p->esize);
+                    } else {
+                        uint64_t q;
+                        for (q = r; q < r1; ++q) dm_fill(plane + (int64_t)q * dsH, (int64_t)p->esize, total, p->fill, p->esize);
+                    }
+                    r = r1;
+                    continue;
+                }
+                {
+                    char* dst = plane + (int64_t)r * dsH;
+                    const char* src = splane + s * ssH;
+                    switch (p->esize) {
+                    case 1: dm_pad_row_uint8_t(p, dst, src, 0, total); break;
+                    case 2: dm_pad_row_uint16_t(p, dst, src, 0, total); break;
+                    case 4: dm_pad_row_uint32_t(p, dst, src, 0, total); break;
+                    default: dm_pad_row_uint64_t(p, dst, src, 0, total); break;
+                    }
+                }
+                ++r;
+            }
+        }
+        b += h_end - h;
+        if (b >= e) break;
+        h = 0;
+        for (d = H; d-- > 0;) { /* the next plane: update the offsets of the dims that step */
+            int64_t s;
+            outside -= scontrib[d] == -1;
+            soff -= scontrib[d] == -1 ? 0 : scontrib[d];
+            if (++idx[d] < p->out[d]) {
+                doff += p->ds[d];
+            } else {
+                doff -= (int64_t)(p->out[d] - 1) * p->ds[d];
+                idx[d] = 0;
+            }
+            s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
+            scontrib[d] = s < 0 ? -1 : s * p->ss[d];
+            outside += s < 0;
+            soff += s < 0 ? 0 : scontrib[d];
+            if (idx[d] != 0) break;
+        }
+    }
+}
+
 /* PADDING's FLOAT value in the tensor's type: NumPy's store of the float (truncated and saturated into an
  * integer type, NaN -> 0; rounded to nearest even into FLOAT16). */
 static void dm_float_value(float v, DML_TENSOR_DATA_TYPE t, unsigned char* out) {
@@ -1089,7 +1193,12 @@ static int32_t dm_padding(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p.stream = elements * p.esize >= dm_stream_min_bytes() && (p.esize == 4 || p.esize == 8) &&
                p.ds[p.rank - 1] == (int64_t)p.esize && p.ss[p.rank - 1] == (int64_t)p.esize;
     threads = dmlpy_choose_threads(dm_work(elements, p.esize, p.esize, 0), items, threadCount);
-    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, dm_pad_run, &p);
+    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads,
+                       p.pieces == 1 && p.rank >= 2 && !p.stream && p.ds[p.rank - 1] == (int64_t)p.esize &&
+                               p.ss[p.rank - 1] == (int64_t)p.esize
+                           ? dm_pad_run_rows
+                           : dm_pad_run,
+                       &p);
     dmlpy_output_unstage(&stage, 1);
     return DMLPY_OK;
 }
