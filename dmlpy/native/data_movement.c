@@ -18,7 +18,8 @@
  * 8-byte elements whole (borders included, so no normal store lands in a line being combined). JOIN and SPLIT are one copy per part at its offset along
  * Axis, all parts' items in one parallel loop; SLICE/SLICE1 a copy with a start offset and scaled
  * strides; CAST a copy with a converter; PADDING a row loop that copies each row's interior with the same
- * row copy and writes its border by the mode's index map (CONSTANT: the fill value); GATHER a copy of one
+ * row copy and writes its border by the mode's index map (CONSTANT: the fill value), plane by plane when the
+ * rows are contiguous (the rows of a plane in a tight loop, runs of CONSTANT rows one fill); GATHER a copy of one
  * block per (outer index, index element) with the clamped index picking the source.
  *
  * The kernel never trusts its caller: it re-reads every tensor (dmlpy_tensor_from_desc), re-checks each

@@ -16,7 +16,9 @@
  * elements (for a transpose, where an input is contiguous along another dim, EW_TILE x EW_TILE tiles
  * of the inner dim and that one); a chunk's FLOAT32 operands with element stride 1 are used in place
  * (the compiler vectorises the row functions: the avx2 and avx512 variants of isa/ are this file compiled for those targets), any
- * other operand is gathered into (and the output scattered from) a float buffer, converting binary16.
+ * other operand is gathered into (and the output scattered from) a float buffer, converting binary16; a
+ * FLOAT32 binary operand that is one value along the row (stride 0: a per-channel bias) is passed as that
+ * value to a splat row function (the same expression) instead.
  * Chunks are split across threads with parallel.c's loop and thread rule; results do not depend on the
  * thread count (every element is computed on its own).
  *

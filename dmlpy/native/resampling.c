@@ -28,7 +28,10 @@
  * vectorisable path for 2x linear at pixel centres, the upsampling real models use); without a resampled
  * axis the vector is the output itself. An axis left as it is whose output stride is below R's (NHWC's C
  * under W) becomes the lanes: the vectors are then blocks of R positions x lanes, so an NHWC image is
- * processed as rows of pixels x channels. Items are split over threads by dmlpy_parallel_for; each output
+ * processed as rows of pixels x channels. For FLOAT32, a level of two taps over contiguous input runs is one
+ * fused pass, and with lanes of output stride 1 each position's taps are summed across its lanes and stored
+ * straight to the output as float (no double block and no separate store pass); the operations and their
+ * order are those of the general loops, so the bytes are the same. Items are split over threads by dmlpy_parallel_for; each output
  * belongs to one item, so any thread count gives the same bytes.
  *
  * Never trusting the caller: the desc (types, counts, pointers, finite scales) and both tensors are
