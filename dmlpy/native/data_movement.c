@@ -471,13 +471,14 @@ static void dm_job_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
 #endif
 }
 
-/* Work for the thread rule (parallel.c: about 16 units per ns of one thread's time; two threads from 2^21):
- * 3 units per 2 bytes read or written, conversions counted twice. Calibrated on a 2-core VM: PADDING of
- * 1x64x56x56 fp32 by 1 (1.7 MB moved, about 50 us on one thread) took about 0.65x the time on two threads when
- * the second core was free, 1x32x56x56 (about 25 us) gained nothing; at one unit per 4 bytes copies only went
- * parallel from about 8 MB moved, so a 100 us copy stayed on one thread. */
+/* Work for the thread rule (parallel.c: about 16 units per ns of one thread's time; two threads from 2^19):
+ * one unit per 2 bytes read or written, conversions counted twice, so copies take the second thread from
+ * about 1 MB moved. Measured on a 2-core machine, a FLOAT32 copy moves 0.5-1.3 units' worth per byte (PADDING
+ * 1x64x56x56 by 1: 1.7 MB in about 50 us; a 4-way JOIN of 1x64x56x56: 6.4 MB in 300 us; NCHW->NHWC of
+ * 1x256x56x56: 6.4 MB in 520 us); PADDING took 0.65x the time on two threads at 1.7 MB and gained nothing at
+ * 0.85 MB (25 us). At one unit per 4 bytes and the old 2^21, copies went parallel only from 8 MB. */
 static uint64_t dm_work(uint64_t elements, uint32_t dst_esize, uint32_t src_esize, int convert) {
-    uint64_t work = elements * (dst_esize + src_esize) * 3u / 2u;
+    uint64_t work = elements * (dst_esize + src_esize) / 2u;
     if (convert) work *= 2;
     return work ? work : 1;
 }

@@ -32,17 +32,19 @@
 
 /* The one rule every kernel's thread count goes through ("small problems use one thread when a second
  * cannot help"). Work is measured in units of about one vectorised element operation (~1/16 ns on a
- * current x86 core; callers scale scalar work up). Below DMLPY_PARALLEL_MIN_WORK (~130 us of work) one
- * thread is used, and every extra thread must get at least DMLPY_WORK_PER_THREAD (~65 us). A pool worker
- * starts 5-20 us after it is woken, and on a busy machine the scheduler tends to run it on the waking
- * caller's core first, which then waits for it. Measured on a busy 2-core machine, average pooling
- * 1x{64,128}x56x56 k2 s2 (work 2^19.3 and 2^20.3, 50 and 100 us) took 1.12-1.16x longer (median) on two
- * threads than on one; pooling used to have lower thresholds of its own (2^18, 2^17). */
+ * current x86 core; callers scale scalar work up). Below DMLPY_PARALLEL_MIN_WORK (~33 us of work) one
+ * thread is used, and every extra thread must get at least DMLPY_WORK_PER_THREAD (~16 us). The pool's
+ * workers watch for the next job for DMLPY_SPIN_NS after each one, so in a loop of kernels (a model's
+ * layers, a benchmark) a second thread joins within a microsecond or two, and a worker that is late
+ * costs only parallelism (the caller takes every chunk left; see below). Both peers split work this
+ * small too (PyTorch's parallel_for at 32768 elements). The thresholds were 4x higher before the pool
+ * spun; on a busy machine a woken worker can still land on the caller's core, and then 30-130 us
+ * problems run 10-15% slower on two threads than on one. */
 #ifndef DMLPY_PARALLEL_MIN_WORK
-#define DMLPY_PARALLEL_MIN_WORK ((uint64_t)1 << 21)
+#define DMLPY_PARALLEL_MIN_WORK ((uint64_t)1 << 19)
 #endif
 #ifndef DMLPY_WORK_PER_THREAD
-#define DMLPY_WORK_PER_THREAD ((uint64_t)1 << 20)
+#define DMLPY_WORK_PER_THREAD ((uint64_t)1 << 18)
 #endif
 
 unsigned dmlpy_online_cpus(void) {
