@@ -51,6 +51,11 @@
 #define RED_CHUNK 256
 #define RED_BLOCK 64
 #define RED_LANES 16
+#if defined(__GNUC__) || defined(__clang__)
+#define RED_INLINE static inline __attribute__((always_inline))
+#else
+#define RED_INLINE static inline
+#endif
 
 /* With GCC or Clang the lanes are vectors of the target's width (vector extensions: SSE2, AVX2 or AVX-512
  * registers); the lane of an element does not depend on the width, so every instruction set gives the same
@@ -73,6 +78,22 @@ typedef int64_t red_vl __attribute__((vector_size(RED_VB)));
 typedef float red_vh __attribute__((vector_size(RED_VB / 2))); /* the floats that widen to one red_vd */
 /* Macros rather than functions: a vector passed by value draws GCC's notes on the vector ABI. */
 #define RED_VSELECT(m, a, b) ((red_vf)(((m) & (red_vi)(a)) | (~(m) & (red_vi)(b))))
+/* dst (red_vd) = the RED_ND floats at p, widened (exact). GCC 12 lowers __builtin_convertvector of a whole
+ * 512-bit vector to halves extracted and inserted again; the instruction set's load-and-widen is one. */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define RED_WIDEN(dst, p) (dst = (red_vd)_mm512_cvtps_pd(_mm256_loadu_ps(p)))
+#elif defined(__AVX__)
+#include <immintrin.h>
+#define RED_WIDEN(dst, p) (dst = (red_vd)_mm256_cvtps_pd(_mm_loadu_ps(p)))
+#else
+#define RED_WIDEN(dst, p)                              \
+    do {                                               \
+        red_vh h_;                                     \
+        memcpy(&h_, (p), sizeof h_);                   \
+        dst = __builtin_convertvector(h_, red_vd);     \
+    } while (0)
+#endif
 #endif
 
 enum { RK_REDUCE, RK_ARG, RK_HARDMAX };
@@ -92,6 +113,7 @@ typedef struct red_plan {
     uint64_t yk[DMLPY_MAX_RANK], yr[DMLPY_MAX_RANK]; /* output's (yr: HARDMAX only, else 0) */
     uint64_t row_len, rows;
     int row_packed;          /* one reduced dim of input stride 1 */
+    int short_sum;           /* FLOAT32 packed rows of at most RED_CHUNK, a sum but LOG_SUM_EXP: red_row's short cut */
     int column;              /* the columns shape (above) */
     uint64_t inner, blocks;  /* columns: the innermost kept dim's size and its blocks of RED_BLOCK */
     const char* x;
@@ -220,12 +242,7 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
 #if defined(RED_VEC)
 #define RW_V red_vd
 #define RW_NV RED_ND
-#define RW_VLOAD(dst, p)                    \
-    do {                                    \
-        red_vh h_;                          \
-        memcpy(&h_, (p), sizeof h_);        \
-        dst = __builtin_convertvector(h_, red_vd); \
-    } while (0)
+#define RW_VLOAD(dst, p) RED_WIDEN(dst, p)
 #define RW_VABS(x) ((red_vd)((red_vl)(x) & 0x7FFFFFFFFFFFFFFFll))
 #endif
 #include "reduction_acc.h" /* it undefines the RW_* parameters */
@@ -471,7 +488,10 @@ static void red_write_indexed(const red_plan* p, uint64_t xo, uint64_t yo, uint6
 }
 
 static void red_row(const red_plan* p, uint64_t xo, uint64_t yo) {
-    if (p->by_index) {
+    if (p->short_sum) { /* red_row_value's one chunk read in place (id + c is c): the row's fixed cost is its time */
+        const double c = red_row_sum_d(p->func, (const float*)p->x + xo, (size_t)p->row_len, 0.0);
+        ((float*)p->y)[yo] = (float)red_finish_d(p->func, c, 0.0, p->row_len);
+    } else if (p->by_index) {
         red_write_indexed(p, xo, yo, red_row_index(p, xo));
     } else if (p->in_kind == RT_INT) {
         red_store_u(p, yo, red_row_int(p, xo));
@@ -551,10 +571,8 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
     for (q = 0; q < npos; ++q) {                                        \
         const float* src = base + offs[q] + j0;                         \
         for (k = 0; k < RED_COL_GROUP / RED_ND; ++k) {                  \
-            red_vh h;                                                   \
             red_vd x;                                                   \
-            memcpy(&h, src + k * RED_ND, sizeof h);                     \
-            x = __builtin_convertvector(h, red_vd);                     \
+            RED_WIDEN(x, src + k * RED_ND);                             \
             va[k] = va[k] OP(TERM);                                     \
         }                                                               \
     }
@@ -900,6 +918,8 @@ int32_t dmlpy_reduction(const DML_OPERATOR_DESC* desc, UINT inputCount, const DM
     p.row_len = 1;
     for (i = 0; i < p.rr; ++i) p.row_len *= p.rsz[i];
     p.row_packed = p.rr == 1 && p.xr[0] == 1;
+    p.short_sum = p.in_kind == RT_F32 && p.row_packed && p.row_len <= RED_CHUNK && p.kind == RK_REDUCE && !p.by_index &&
+                  p.func != DML_REDUCE_FUNCTION_LOG_SUM_EXP;
     p.column = !p.row_packed && p.xk[p.kr - 1] == 1 && p.ksz[p.kr - 1] > 1;
     if (p.column) {
         p.inner = p.ksz[p.kr - 1];
