@@ -49,7 +49,7 @@
 #include "half.h"
 
 #define RED_CHUNK 256
-#define RED_BLOCK 64
+#define RED_BLOCK 64 /* columns: a block has RED_BLOCK outputs, the last of a run up to 2 * RED_BLOCK - 1 */
 #define RED_LANES 16
 #if defined(__GNUC__) || defined(__clang__)
 #define RED_INLINE static inline __attribute__((always_inline))
@@ -518,7 +518,7 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
     const int hard = p->kind == RK_HARDMAX, largest = p->largest, last = p->last;
     red_odo_seek(p, &o, 0);
     if (p->in_kind != RT_INT) {
-        float best[RED_BLOCK], buf[RED_BLOCK];
+        float best[2 * RED_BLOCK], buf[2 * RED_BLOCK];
         const float* v = red_block_f(p, xo, b, buf);
         for (j = 0; j < b; ++j) {
             best[j] = v[j];
@@ -544,7 +544,7 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
             }
         }
     } else {
-        int64_t best[RED_BLOCK];
+        int64_t best[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) {
             best[j] = red_key(p, red_geti(p, xo + j));
             at[j] = 0;
@@ -564,42 +564,62 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
 }
 
 /* FLOAT32 columns but LOG_SUM_EXP: acc[j] (j < b) accumulates term(base[offs[q] + j]) over the positions q < npos
- * in order, RED_COL_GROUP outputs at a time held in vector registers across the positions (the rest of the
- * block one output at a time, with the same operations). */
-#define RED_COL_GROUP 32 /* outputs held in registers: 128 contiguous bytes of input per position */
+ * in order, the outputs held in vector registers across the positions: groups of RED_COL_GROUP vectors, so as
+ * many independent chains of adds hide their latency (64 outputs, 256 contiguous bytes of input per position
+ * with AVX-512; AVX2's 16 registers hold 8 and the loads), then the rest in groups of 2 vectors, the last of
+ * them ending at b and overlapping the one before, of which only the new outputs are kept (an output's sum is
+ * its own terms in position order, whichever group computes it). Only a block narrower than 2 vectors goes
+ * one output at a time, with the same operations. */
+#if defined(RED_VEC)
+#define RED_COL_GROUP 8
 #define RED_COL_LOOP(TERM, OP)                                          \
     for (q = 0; q < npos; ++q) {                                        \
-        const float* src = base + offs[q] + j0;                         \
-        for (k = 0; k < RED_COL_GROUP / RED_ND; ++k) {                  \
+        const float* src = base + offs[q];                              \
+        for (k = 0; k < nv; ++k) {                                      \
             red_vd x;                                                   \
             RED_WIDEN(x, src + k * RED_ND);                             \
             va[k] = va[k] OP(TERM);                                     \
         }                                                               \
     }
 
+/* acc[0..nv * RED_ND) accumulates the terms of base[offs[q] + j]; nv (at most RED_COL_GROUP) is a constant
+ * where this is inlined, so the vectors stay in registers. */
+RED_INLINE void red_col_group_d(int func, const float* base, const uint64_t* offs, size_t npos, double* acc, size_t nv) {
+    red_vd va[RED_COL_GROUP];
+    size_t q, k;
+    memcpy(va, acc, nv * sizeof va[0]);
+    switch (func) {
+    case DML_REDUCE_FUNCTION_MULTIPLY:
+        RED_COL_LOOP(x, *)
+        break;
+    case DML_REDUCE_FUNCTION_L1:
+        RED_COL_LOOP((red_vd)((red_vl)x & 0x7FFFFFFFFFFFFFFFll), +)
+        break;
+    case DML_REDUCE_FUNCTION_L2:
+    case DML_REDUCE_FUNCTION_SUM_SQUARE:
+        RED_COL_LOOP(x * x, +)
+        break;
+    default:
+        RED_COL_LOOP(x, +)
+        break;
+    }
+    memcpy(acc, va, nv * sizeof va[0]);
+}
+#undef RED_COL_LOOP
+#endif
+
 static void red_col_sum_d(int func, const float* base, const uint64_t* offs, size_t npos, size_t b, double* acc) {
     size_t j0 = 0, q;
 #if defined(RED_VEC)
-    for (; j0 + RED_COL_GROUP <= b; j0 += RED_COL_GROUP) {
-        red_vd va[RED_COL_GROUP / RED_ND];
-        size_t k;
-        memcpy(va, acc + j0, sizeof va);
-        switch (func) {
-        case DML_REDUCE_FUNCTION_MULTIPLY:
-            RED_COL_LOOP(x, *)
-            break;
-        case DML_REDUCE_FUNCTION_L1:
-            RED_COL_LOOP((red_vd)((red_vl)x & 0x7FFFFFFFFFFFFFFFll), +)
-            break;
-        case DML_REDUCE_FUNCTION_L2:
-        case DML_REDUCE_FUNCTION_SUM_SQUARE:
-            RED_COL_LOOP(x * x, +)
-            break;
-        default:
-            RED_COL_LOOP(x, +)
-            break;
-        }
-        memcpy(acc + j0, va, sizeof va);
+    const size_t g = RED_COL_GROUP * RED_ND, h = 2 * RED_ND;
+    for (; j0 + g <= b; j0 += g) red_col_group_d(func, base + j0, offs, npos, acc + j0, RED_COL_GROUP);
+    for (; j0 + h <= b; j0 += h) red_col_group_d(func, base + j0, offs, npos, acc + j0, 2);
+    if (j0 < b && b >= h) { /* the overlapping last group: its first outputs are done already */
+        double t[2 * RED_ND];
+        memcpy(t, acc + b - h, sizeof t);
+        red_col_group_d(func, base + b - h, offs, npos, t, 2);
+        memcpy(acc + j0, t + h - (b - j0), (b - j0) * sizeof t[0]);
+        j0 = b;
     }
 #endif
     for (; j0 < b; ++j0) {
@@ -617,14 +637,15 @@ static void red_col_sum_d(int func, const float* base, const uint64_t* offs, siz
         acc[j0] = a;
     }
 }
-#undef RED_COL_LOOP
+#if defined(RED_VEC)
 #undef RED_COL_GROUP
+#endif
 
 static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* out) {
     red_odo o;
     uint64_t pos;
     size_t j;
-    float buf[RED_BLOCK], top[RED_BLOCK];
+    float buf[2 * RED_BLOCK], top[2 * RED_BLOCK];
     const int product = p->func == DML_REDUCE_FUNCTION_MULTIPLY;
     for (j = 0; j < b; ++j) top[j] = p->func == DML_REDUCE_FUNCTION_LOG_SUM_EXP ? -INFINITY : 0.0f;
     if (p->func == DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
@@ -637,7 +658,7 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
     }
     red_odo_seek(p, &o, 0);
     if (p->in_kind == RT_F32) {
-        double acc[RED_BLOCK], shift[RED_BLOCK];
+        double acc[2 * RED_BLOCK], shift[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) {
             acc[j] = product ? 1.0 : -0.0;
             shift[j] = (double)top[j];
@@ -651,13 +672,17 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
             for (pos = 0; pos < p->row_len; pos += np) {
                 uint64_t q;
                 np = p->row_len - pos < RED_CHUNK ? p->row_len - pos : RED_CHUNK;
-                for (q = 0; q < np; ++q, red_odo_step(p, &o)) offs[q] = o.ox;
+                if (p->rr == 1) { /* one reduced dim (after merging): no odometer */
+                    for (q = 0; q < np; ++q) offs[q] = (pos + q) * p->xr[0];
+                } else {
+                    for (q = 0; q < np; ++q, red_odo_step(p, &o)) offs[q] = o.ox;
+                }
                 red_col_sum_d(p->func, (const float*)p->x + xo, offs, (size_t)np, b, acc);
             }
         }
         for (j = 0; j < b; ++j) out[j] = red_finish_d(p->func, acc[j], shift[j], p->row_len);
     } else {
-        float acc[RED_BLOCK];
+        float acc[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) acc[j] = product ? 1.0f : -0.0f;
         for (pos = 0; pos < p->row_len; ++pos, red_odo_step(p, &o)) {
             red_col_acc_f(p->func, red_block_f(p, xo + o.ox, b, buf), b, acc, top);
@@ -683,21 +708,21 @@ static void red_block_int(const red_plan* p, uint64_t xo, size_t b, uint64_t* ou
 
 static void red_block(const red_plan* p, uint64_t item) {
     const uint64_t outer = item / p->blocks, j0 = (item % p->blocks) * RED_BLOCK;
-    const size_t b = (size_t)(p->inner - j0 < RED_BLOCK ? p->inner - j0 : RED_BLOCK);
+    const size_t b = (size_t)(item % p->blocks == p->blocks - 1 ? p->inner - j0 : RED_BLOCK); /* the last takes the rest */
     const uint64_t ys = p->yk[p->kr - 1];
     uint64_t xo, yo;
     size_t j;
     red_row_offsets(p, outer * p->inner + j0, &xo, &yo);
     if (p->by_index) {
-        uint64_t at[RED_BLOCK];
+        uint64_t at[2 * RED_BLOCK];
         red_block_index(p, xo, b, at);
         for (j = 0; j < b; ++j) red_write_indexed(p, xo + j, yo + j * ys, at[j]);
     } else if (p->in_kind == RT_INT) {
-        uint64_t out[RED_BLOCK];
+        uint64_t out[2 * RED_BLOCK];
         red_block_int(p, xo, b, out);
         for (j = 0; j < b; ++j) red_store_u(p, yo + j * ys, out[j]);
     } else {
-        double out[RED_BLOCK];
+        double out[2 * RED_BLOCK];
         red_block_values(p, xo, b, out);
         for (j = 0; j < b; ++j) red_store_f(p, yo + j * ys, out[j]);
     }
@@ -923,7 +948,7 @@ int32_t dmlpy_reduction(const DML_OPERATOR_DESC* desc, UINT inputCount, const DM
     p.column = !p.row_packed && p.xk[p.kr - 1] == 1 && p.ksz[p.kr - 1] > 1;
     if (p.column) {
         p.inner = p.ksz[p.kr - 1];
-        p.blocks = (p.inner + RED_BLOCK - 1) / RED_BLOCK;
+        p.blocks = p.inner < 2 * RED_BLOCK ? 1 : p.inner / RED_BLOCK; /* no block narrower than RED_BLOCK but a lone one */
         items = p.rows / p.inner * p.blocks;
     } else {
         items = p.rows;
