@@ -113,7 +113,7 @@ typedef struct red_plan {
     uint64_t yk[DMLPY_MAX_RANK], yr[DMLPY_MAX_RANK]; /* output's (yr: HARDMAX only, else 0) */
     uint64_t row_len, rows;
     int row_packed;          /* one reduced dim of input stride 1 */
-    int short_sum;           /* FLOAT32 packed rows of at most RED_CHUNK, a sum but LOG_SUM_EXP: red_row's short cut */
+    int short_sum;           /* FLOAT32 packed rows of at most RED_CHUNK, a sum but LOG_SUM_EXP: red_rows' short cut */
     int column;              /* the columns shape (above) */
     uint64_t inner, blocks;  /* columns: the innermost kept dim's size and its blocks of RED_BLOCK */
     const char* x;
@@ -488,10 +488,7 @@ static void red_write_indexed(const red_plan* p, uint64_t xo, uint64_t yo, uint6
 }
 
 static void red_row(const red_plan* p, uint64_t xo, uint64_t yo) {
-    if (p->short_sum) { /* red_row_value's one chunk read in place (id + c is c): the row's fixed cost is its time */
-        const double c = red_row_sum_d(p->func, (const float*)p->x + xo, (size_t)p->row_len, 0.0);
-        ((float*)p->y)[yo] = (float)red_finish_d(p->func, c, 0.0, p->row_len);
-    } else if (p->by_index) {
+    if (p->by_index) {
         red_write_indexed(p, xo, yo, red_row_index(p, xo));
     } else if (p->in_kind == RT_INT) {
         red_store_u(p, yo, red_row_int(p, xo));
@@ -728,23 +725,26 @@ static void red_block(const red_plan* p, uint64_t item) {
     }
 }
 
-static void red_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
-    const red_plan* p = (const red_plan*)vp;
+/* Rows [begin, end): the first one's offsets, then an odometer over the kept dims. func >= 0 is short_sum's
+ * function, a constant where this is inlined: red_row_value's one chunk read in place (id + c is c) with the
+ * function's code alone and no call per row, as for short rows (49 floats of a 7x7 global pool) the fixed cost
+ * of a row is most of its time. */
+RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int func) {
     uint64_t item, idx[DMLPY_MAX_RANK], xo = 0, yo = 0, r = begin;
     uint32_t i;
-    (void)worker;
-    if (p->column) {
-        for (item = begin; item < end; ++item) red_block(p, item);
-        return;
-    }
-    for (i = p->kr; i-- > 0;) { /* rows: the first one's offsets, then an odometer over the kept dims */
+    for (i = p->kr; i-- > 0;) {
         idx[i] = r % p->ksz[i];
         r /= p->ksz[i];
         xo += idx[i] * p->xk[i];
         yo += idx[i] * p->yk[i];
     }
     for (item = begin; item < end; ++item) {
-        red_row(p, xo, yo);
+        if (func >= 0) {
+            const double c = red_row_sum_d(func, (const float*)p->x + xo, (size_t)p->row_len, 0.0);
+            ((float*)p->y)[yo] = (float)red_finish_d(func, c, 0.0, p->row_len);
+        } else {
+            red_row(p, xo, yo);
+        }
         for (i = p->kr; i-- > 0;) {
             xo += p->xk[i];
             yo += p->yk[i];
@@ -753,6 +753,27 @@ static void red_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
             yo -= idx[i] * p->yk[i];
             idx[i] = 0;
         }
+    }
+}
+
+static void red_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const red_plan* p = (const red_plan*)vp;
+    uint64_t item;
+    (void)worker;
+    if (p->column) {
+        for (item = begin; item < end; ++item) red_block(p, item);
+    } else if (p->short_sum) {
+        switch (p->func) {
+        case DML_REDUCE_FUNCTION_SUM: red_rows(p, begin, end, DML_REDUCE_FUNCTION_SUM); break;
+        case DML_REDUCE_FUNCTION_AVERAGE: red_rows(p, begin, end, DML_REDUCE_FUNCTION_AVERAGE); break;
+        case DML_REDUCE_FUNCTION_L1: red_rows(p, begin, end, DML_REDUCE_FUNCTION_L1); break;
+        case DML_REDUCE_FUNCTION_L2: red_rows(p, begin, end, DML_REDUCE_FUNCTION_L2); break;
+        case DML_REDUCE_FUNCTION_SUM_SQUARE: red_rows(p, begin, end, DML_REDUCE_FUNCTION_SUM_SQUARE); break;
+        case DML_REDUCE_FUNCTION_MULTIPLY: red_rows(p, begin, end, DML_REDUCE_FUNCTION_MULTIPLY); break;
+        default: red_rows(p, begin, end, p->func); break; /* LOG_SUM */
+        }
+    } else {
+        red_rows(p, begin, end, -1);
     }
 }
 
