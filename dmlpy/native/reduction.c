@@ -26,13 +26,15 @@
  *   rows     (the innermost kept dimension is not packed in the input): each work item is one output element,
  *            its row walked in chunks of RED_CHUNK (in place for a packed FLOAT32 row, else gathered); a chunk
  *            sums in RED_LANES interleaved lanes combined as a tree, its tail of fewer than RED_LANES in order
- *            into one more accumulator, and chunks add in order; MIN/MAX/ARG/HARDMAX take two exact passes
- *            (the extreme ignoring NaN, then the first or last position holding it);
+ *            into one more accumulator, and chunks add in order (a packed FLOAT32 row of one chunk, the 49
+ *            floats of a 7x7 global pool, runs in a loop of its function alone: red_rows); MIN/MAX/ARG/HARDMAX
+ *            take two exact passes (the extreme ignoring NaN, then the first or last position holding it);
  *   columns  (the innermost kept dimension has input stride 1 and the row is not packed, e.g. axis 1 of
  *            12x197x197 or H and W of an NHWC tensor): each work item is a block of RED_BLOCK neighbouring
- *            output elements, the reduced positions walked in row-major order, every output accumulating its
- *            own terms in that order (vectorised across the block, FLOAT32 sums 32 outputs at a time in
- *            registers).
+ *            output elements (the last block of a run takes the rest, up to 2 * RED_BLOCK - 1), the reduced
+ *            positions walked in row-major order, every output accumulating its own terms in that order
+ *            (vectorised across the block; FLOAT32 sums hold 8 vectors of outputs in registers, the rest in
+ *            overlapping groups of 2 vectors).
  * Sums start from -0 (x + -0 is x for every x, so a row of -0 sums to -0 as in NumPy). The lanes are vectors
  * of the target's width but an element's lane does not depend on it: every instruction set gives the same
  * bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the target has FMA.
@@ -974,8 +976,12 @@ int32_t dmlpy_reduction(const DML_OPERATOR_DESC* desc, UINT inputCount, const DM
     } else {
         items = p.rows;
     }
-    /* Work in parallel.c's units (about 1/16 ns each), as measured: a FLOAT32 term widened to double and added
-     * about 5, a comparison of the two exact passes 3, exp 24; HARDMAX also writes every element. */
+    /* Work in parallel.c's units (about 1/16 ns each): a comparison of the two exact passes 3, exp 24 (as
+     * measured); HARDMAX also writes every element. A FLOAT32 term widened to double and added takes about 2-3
+     * (0.12-0.18 ns on one thread: 12x197x197 over axis 1 or 2, 8x2048x7x7 over 7x7), but counts 5: a second
+     * thread measured faster from far below parallel.c's threshold (SUM of 4x197x197 over axis 1: 17 us on one
+     * thread, 12 us on two; 12x197x197: 58 us, 28-40 us), as a reduction's items are even and independent;
+     * 5 lets it join from about 420k terms (about 60 us), as before these paths were faster. */
     if (p.by_index) {
         work = elements * (p.kind == RK_HARDMAX ? 5u : 3u);
     } else if (p.func == DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
