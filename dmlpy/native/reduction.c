@@ -571,9 +571,15 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
  * one output at a time, with the same operations. */
 #if defined(RED_VEC)
 #define RED_COL_GROUP 8
+/* The group's cache lines RED_COL_AHEAD positions ahead are prefetched: the positions are a row stride apart
+ * (788 bytes for 12x197x197 over axis 1), a pattern the hardware prefetchers follow late (measured: 12x197x197
+ * 66-72 us without, 57-61 us with 6 ahead; 12 ahead no better). */
+#define RED_COL_AHEAD 6
 #define RED_COL_LOOP(TERM, OP)                                          \
     for (q = 0; q < npos; ++q) {                                        \
         const float* src = base + offs[q];                              \
+        const float* ahead = base + offs[q + RED_COL_AHEAD < npos ? q + RED_COL_AHEAD : q]; \
+        for (k = 0; k < nv * RED_ND; k += 16) __builtin_prefetch(ahead + k); \
         for (k = 0; k < nv; ++k) {                                      \
             red_vd x;                                                   \
             RED_WIDEN(x, src + k * RED_ND);                             \
@@ -638,6 +644,7 @@ static void red_col_sum_d(int func, const float* base, const uint64_t* offs, siz
 }
 #if defined(RED_VEC)
 #undef RED_COL_GROUP
+#undef RED_COL_AHEAD
 #endif
 
 static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* out) {
