@@ -26,13 +26,15 @@
  *   rows     (the innermost kept dimension is not packed in the input): each work item is one output element,
  *            its row walked in chunks of RED_CHUNK (in place for a packed FLOAT32 row, else gathered); a chunk
  *            sums in RED_LANES interleaved lanes combined as a tree, its tail of fewer than RED_LANES in order
- *            into one more accumulator, and chunks add in order; MIN/MAX/ARG/HARDMAX take two exact passes
- *            (the extreme ignoring NaN, then the first or last position holding it);
+ *            into one more accumulator, and chunks add in order (a packed FLOAT32 row of one chunk, the 49
+ *            floats of a 7x7 global pool, runs in a loop of its function alone: red_rows); MIN/MAX/ARG/HARDMAX
+ *            take two exact passes (the extreme ignoring NaN, then the first or last position holding it);
  *   columns  (the innermost kept dimension has input stride 1 and the row is not packed, e.g. axis 1 of
  *            12x197x197 or H and W of an NHWC tensor): each work item is a block of RED_BLOCK neighbouring
- *            output elements, the reduced positions walked in row-major order, every output accumulating its
- *            own terms in that order (vectorised across the block, FLOAT32 sums 32 outputs at a time in
- *            registers).
+ *            output elements (the last block of a run takes the rest, up to 2 * RED_BLOCK - 1), the reduced
+ *            positions walked in row-major order, every output accumulating its own terms in that order
+ *            (vectorised across the block; FLOAT32 sums hold 8 vectors of outputs in registers, the rest in
+ *            overlapping groups of 2 vectors).
  * Sums start from -0 (x + -0 is x for every x, so a row of -0 sums to -0 as in NumPy). The lanes are vectors
  * of the target's width but an element's lane does not depend on it: every instruction set gives the same
  * bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the target has FMA.
@@ -49,8 +51,13 @@
 #include "half.h"
 
 #define RED_CHUNK 256
-#define RED_BLOCK 64
+#define RED_BLOCK 64 /* columns: a block has RED_BLOCK outputs, the last of a run up to 2 * RED_BLOCK - 1 */
 #define RED_LANES 16
+#if defined(__GNUC__) || defined(__clang__)
+#define RED_INLINE static inline __attribute__((always_inline))
+#else
+#define RED_INLINE static inline
+#endif
 
 /* With GCC or Clang the lanes are vectors of the target's width (vector extensions: SSE2, AVX2 or AVX-512
  * registers); the lane of an element does not depend on the width, so every instruction set gives the same
@@ -73,6 +80,22 @@ typedef int64_t red_vl __attribute__((vector_size(RED_VB)));
 typedef float red_vh __attribute__((vector_size(RED_VB / 2))); /* the floats that widen to one red_vd */
 /* Macros rather than functions: a vector passed by value draws GCC's notes on the vector ABI. */
 #define RED_VSELECT(m, a, b) ((red_vf)(((m) & (red_vi)(a)) | (~(m) & (red_vi)(b))))
+/* dst (red_vd) = the RED_ND floats at p, widened (exact). GCC 12 lowers __builtin_convertvector of a whole
+ * 512-bit vector to halves extracted and inserted again; the instruction set's load-and-widen is one. */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define RED_WIDEN(dst, p) (dst = (red_vd)_mm512_cvtps_pd(_mm256_loadu_ps(p)))
+#elif defined(__AVX__)
+#include <immintrin.h>
+#define RED_WIDEN(dst, p) (dst = (red_vd)_mm256_cvtps_pd(_mm_loadu_ps(p)))
+#else
+#define RED_WIDEN(dst, p)                              \
+    do {                                               \
+        red_vh h_;                                     \
+        memcpy(&h_, (p), sizeof h_);                   \
+        dst = __builtin_convertvector(h_, red_vd);     \
+    } while (0)
+#endif
 #endif
 
 enum { RK_REDUCE, RK_ARG, RK_HARDMAX };
@@ -92,6 +115,7 @@ typedef struct red_plan {
     uint64_t yk[DMLPY_MAX_RANK], yr[DMLPY_MAX_RANK]; /* output's (yr: HARDMAX only, else 0) */
     uint64_t row_len, rows;
     int row_packed;          /* one reduced dim of input stride 1 */
+    int short_sum;           /* FLOAT32 packed rows of at most RED_CHUNK, a sum but LOG_SUM_EXP: red_rows' short cut */
     int column;              /* the columns shape (above) */
     uint64_t inner, blocks;  /* columns: the innermost kept dim's size and its blocks of RED_BLOCK */
     const char* x;
@@ -220,12 +244,7 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
 #if defined(RED_VEC)
 #define RW_V red_vd
 #define RW_NV RED_ND
-#define RW_VLOAD(dst, p)                    \
-    do {                                    \
-        red_vh h_;                          \
-        memcpy(&h_, (p), sizeof h_);        \
-        dst = __builtin_convertvector(h_, red_vd); \
-    } while (0)
+#define RW_VLOAD(dst, p) RED_WIDEN(dst, p)
 #define RW_VABS(x) ((red_vd)((red_vl)(x) & 0x7FFFFFFFFFFFFFFFll))
 #endif
 #include "reduction_acc.h" /* it undefines the RW_* parameters */
@@ -498,7 +517,7 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
     const int hard = p->kind == RK_HARDMAX, largest = p->largest, last = p->last;
     red_odo_seek(p, &o, 0);
     if (p->in_kind != RT_INT) {
-        float best[RED_BLOCK], buf[RED_BLOCK];
+        float best[2 * RED_BLOCK], buf[2 * RED_BLOCK];
         const float* v = red_block_f(p, xo, b, buf);
         for (j = 0; j < b; ++j) {
             best[j] = v[j];
@@ -524,7 +543,7 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
             }
         }
     } else {
-        int64_t best[RED_BLOCK];
+        int64_t best[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) {
             best[j] = red_key(p, red_geti(p, xo + j));
             at[j] = 0;
@@ -544,44 +563,68 @@ static void red_block_index(const red_plan* p, uint64_t xo, size_t b, uint64_t* 
 }
 
 /* FLOAT32 columns but LOG_SUM_EXP: acc[j] (j < b) accumulates term(base[offs[q] + j]) over the positions q < npos
- * in order, RED_COL_GROUP outputs at a time held in vector registers across the positions (the rest of the
- * block one output at a time, with the same operations). */
-#define RED_COL_GROUP 32 /* outputs held in registers: 128 contiguous bytes of input per position */
+ * in order, the outputs held in vector registers across the positions: groups of RED_COL_GROUP vectors, so as
+ * many independent chains of adds hide their latency (64 outputs, 256 contiguous bytes of input per position
+ * with AVX-512; AVX2's 16 registers hold 8 and the loads), then the rest in groups of 2 vectors, the last of
+ * them ending at b and overlapping the one before, of which only the new outputs are kept (an output's sum is
+ * its own terms in position order, whichever group computes it). Only a block narrower than 2 vectors goes
+ * one output at a time, with the same operations. */
+#if defined(RED_VEC)
+#define RED_COL_GROUP 8
+/* The group's cache lines RED_COL_AHEAD positions ahead are prefetched: the positions are a row stride apart
+ * (788 bytes for 12x197x197 over axis 1), a pattern the hardware prefetchers follow late (measured: 12x197x197
+ * 66-72 us without, 57-61 us with 6 ahead; 12 ahead no better). */
+#define RED_COL_AHEAD 6
 #define RED_COL_LOOP(TERM, OP)                                          \
     for (q = 0; q < npos; ++q) {                                        \
-        const float* src = base + offs[q] + j0;                         \
-        for (k = 0; k < RED_COL_GROUP / RED_ND; ++k) {                  \
-            red_vh h;                                                   \
+        const float* src = base + offs[q];                              \
+        const float* ahead = base + offs[q + RED_COL_AHEAD < npos ? q + RED_COL_AHEAD : q]; \
+        for (k = 0; k < nv * RED_ND; k += 16) __builtin_prefetch(ahead + k); \
+        for (k = 0; k < nv; ++k) {                                      \
             red_vd x;                                                   \
-            memcpy(&h, src + k * RED_ND, sizeof h);                     \
-            x = __builtin_convertvector(h, red_vd);                     \
+            RED_WIDEN(x, src + k * RED_ND);                             \
             va[k] = va[k] OP(TERM);                                     \
         }                                                               \
     }
 
+/* acc[0..nv * RED_ND) accumulates the terms of base[offs[q] + j]; nv (at most RED_COL_GROUP) is a constant
+ * where this is inlined, so the vectors stay in registers. */
+RED_INLINE void red_col_group_d(int func, const float* base, const uint64_t* offs, size_t npos, double* acc, size_t nv) {
+    red_vd va[RED_COL_GROUP];
+    size_t q, k;
+    memcpy(va, acc, nv * sizeof va[0]);
+    switch (func) {
+    case DML_REDUCE_FUNCTION_MULTIPLY:
+        RED_COL_LOOP(x, *)
+        break;
+    case DML_REDUCE_FUNCTION_L1:
+        RED_COL_LOOP((red_vd)((red_vl)x & 0x7FFFFFFFFFFFFFFFll), +)
+        break;
+    case DML_REDUCE_FUNCTION_L2:
+    case DML_REDUCE_FUNCTION_SUM_SQUARE:
+        RED_COL_LOOP(x * x, +)
+        break;
+    default:
+        RED_COL_LOOP(x, +)
+        break;
+    }
+    memcpy(acc, va, nv * sizeof va[0]);
+}
+#undef RED_COL_LOOP
+#endif
+
 static void red_col_sum_d(int func, const float* base, const uint64_t* offs, size_t npos, size_t b, double* acc) {
     size_t j0 = 0, q;
 #if defined(RED_VEC)
-    for (; j0 + RED_COL_GROUP <= b; j0 += RED_COL_GROUP) {
-        red_vd va[RED_COL_GROUP / RED_ND];
-        size_t k;
-        memcpy(va, acc + j0, sizeof va);
-        switch (func) {
-        case DML_REDUCE_FUNCTION_MULTIPLY:
-            RED_COL_LOOP(x, *)
-            break;
-        case DML_REDUCE_FUNCTION_L1:
-            RED_COL_LOOP((red_vd)((red_vl)x & 0x7FFFFFFFFFFFFFFFll), +)
-            break;
-        case DML_REDUCE_FUNCTION_L2:
-        case DML_REDUCE_FUNCTION_SUM_SQUARE:
-            RED_COL_LOOP(x * x, +)
-            break;
-        default:
-            RED_COL_LOOP(x, +)
-            break;
-        }
-        memcpy(acc + j0, va, sizeof va);
+    const size_t g = RED_COL_GROUP * RED_ND, h = 2 * RED_ND;
+    for (; j0 + g <= b; j0 += g) red_col_group_d(func, base + j0, offs, npos, acc + j0, RED_COL_GROUP);
+    for (; j0 + h <= b; j0 += h) red_col_group_d(func, base + j0, offs, npos, acc + j0, 2);
+    if (j0 < b && b >= h) { /* the overlapping last group: its first outputs are done already */
+        double t[2 * RED_ND];
+        memcpy(t, acc + b - h, sizeof t);
+        red_col_group_d(func, base + b - h, offs, npos, t, 2);
+        memcpy(acc + j0, t + h - (b - j0), (b - j0) * sizeof t[0]);
+        j0 = b;
     }
 #endif
     for (; j0 < b; ++j0) {
@@ -599,14 +642,16 @@ static void red_col_sum_d(int func, const float* base, const uint64_t* offs, siz
         acc[j0] = a;
     }
 }
-#undef RED_COL_LOOP
+#if defined(RED_VEC)
 #undef RED_COL_GROUP
+#undef RED_COL_AHEAD
+#endif
 
 static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* out) {
     red_odo o;
     uint64_t pos;
     size_t j;
-    float buf[RED_BLOCK], top[RED_BLOCK];
+    float buf[2 * RED_BLOCK], top[2 * RED_BLOCK];
     const int product = p->func == DML_REDUCE_FUNCTION_MULTIPLY;
     for (j = 0; j < b; ++j) top[j] = p->func == DML_REDUCE_FUNCTION_LOG_SUM_EXP ? -INFINITY : 0.0f;
     if (p->func == DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
@@ -619,7 +664,7 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
     }
     red_odo_seek(p, &o, 0);
     if (p->in_kind == RT_F32) {
-        double acc[RED_BLOCK], shift[RED_BLOCK];
+        double acc[2 * RED_BLOCK], shift[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) {
             acc[j] = product ? 1.0 : -0.0;
             shift[j] = (double)top[j];
@@ -633,13 +678,17 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
             for (pos = 0; pos < p->row_len; pos += np) {
                 uint64_t q;
                 np = p->row_len - pos < RED_CHUNK ? p->row_len - pos : RED_CHUNK;
-                for (q = 0; q < np; ++q, red_odo_step(p, &o)) offs[q] = o.ox;
+                if (p->rr == 1) { /* one reduced dim (after merging): no odometer */
+                    for (q = 0; q < np; ++q) offs[q] = (pos + q) * p->xr[0];
+                } else {
+                    for (q = 0; q < np; ++q, red_odo_step(p, &o)) offs[q] = o.ox;
+                }
                 red_col_sum_d(p->func, (const float*)p->x + xo, offs, (size_t)np, b, acc);
             }
         }
         for (j = 0; j < b; ++j) out[j] = red_finish_d(p->func, acc[j], shift[j], p->row_len);
     } else {
-        float acc[RED_BLOCK];
+        float acc[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) acc[j] = product ? 1.0f : -0.0f;
         for (pos = 0; pos < p->row_len; ++pos, red_odo_step(p, &o)) {
             red_col_acc_f(p->func, red_block_f(p, xo + o.ox, b, buf), b, acc, top);
@@ -665,43 +714,46 @@ static void red_block_int(const red_plan* p, uint64_t xo, size_t b, uint64_t* ou
 
 static void red_block(const red_plan* p, uint64_t item) {
     const uint64_t outer = item / p->blocks, j0 = (item % p->blocks) * RED_BLOCK;
-    const size_t b = (size_t)(p->inner - j0 < RED_BLOCK ? p->inner - j0 : RED_BLOCK);
+    const size_t b = (size_t)(item % p->blocks == p->blocks - 1 ? p->inner - j0 : RED_BLOCK); /* the last takes the rest */
     const uint64_t ys = p->yk[p->kr - 1];
     uint64_t xo, yo;
     size_t j;
     red_row_offsets(p, outer * p->inner + j0, &xo, &yo);
     if (p->by_index) {
-        uint64_t at[RED_BLOCK];
+        uint64_t at[2 * RED_BLOCK];
         red_block_index(p, xo, b, at);
         for (j = 0; j < b; ++j) red_write_indexed(p, xo + j, yo + j * ys, at[j]);
     } else if (p->in_kind == RT_INT) {
-        uint64_t out[RED_BLOCK];
+        uint64_t out[2 * RED_BLOCK];
         red_block_int(p, xo, b, out);
         for (j = 0; j < b; ++j) red_store_u(p, yo + j * ys, out[j]);
     } else {
-        double out[RED_BLOCK];
+        double out[2 * RED_BLOCK];
         red_block_values(p, xo, b, out);
         for (j = 0; j < b; ++j) red_store_f(p, yo + j * ys, out[j]);
     }
 }
 
-static void red_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
-    const red_plan* p = (const red_plan*)vp;
+/* Rows [begin, end): the first one's offsets, then an odometer over the kept dims. func >= 0 is short_sum's
+ * function, a constant where this is inlined: red_row_value's one chunk read in place (id + c is c) with the
+ * function's code alone and no call per row, as for short rows (49 floats of a 7x7 global pool) the fixed cost
+ * of a row is most of its time. */
+RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int func) {
     uint64_t item, idx[DMLPY_MAX_RANK], xo = 0, yo = 0, r = begin;
     uint32_t i;
-    (void)worker;
-    if (p->column) {
-        for (item = begin; item < end; ++item) red_block(p, item);
-        return;
-    }
-    for (i = p->kr; i-- > 0;) { /* rows: the first one's offsets, then an odometer over the kept dims */
+    for (i = p->kr; i-- > 0;) {
         idx[i] = r % p->ksz[i];
         r /= p->ksz[i];
         xo += idx[i] * p->xk[i];
         yo += idx[i] * p->yk[i];
     }
     for (item = begin; item < end; ++item) {
-        red_row(p, xo, yo);
+        if (func >= 0) {
+            const double c = red_row_sum_d(func, (const float*)p->x + xo, (size_t)p->row_len, 0.0);
+            ((float*)p->y)[yo] = (float)red_finish_d(func, c, 0.0, p->row_len);
+        } else {
+            red_row(p, xo, yo);
+        }
         for (i = p->kr; i-- > 0;) {
             xo += p->xk[i];
             yo += p->yk[i];
@@ -710,6 +762,27 @@ static void red_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
             yo -= idx[i] * p->yk[i];
             idx[i] = 0;
         }
+    }
+}
+
+static void red_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const red_plan* p = (const red_plan*)vp;
+    uint64_t item;
+    (void)worker;
+    if (p->column) {
+        for (item = begin; item < end; ++item) red_block(p, item);
+    } else if (p->short_sum) {
+        switch (p->func) {
+        case DML_REDUCE_FUNCTION_SUM: red_rows(p, begin, end, DML_REDUCE_FUNCTION_SUM); break;
+        case DML_REDUCE_FUNCTION_AVERAGE: red_rows(p, begin, end, DML_REDUCE_FUNCTION_AVERAGE); break;
+        case DML_REDUCE_FUNCTION_L1: red_rows(p, begin, end, DML_REDUCE_FUNCTION_L1); break;
+        case DML_REDUCE_FUNCTION_L2: red_rows(p, begin, end, DML_REDUCE_FUNCTION_L2); break;
+        case DML_REDUCE_FUNCTION_SUM_SQUARE: red_rows(p, begin, end, DML_REDUCE_FUNCTION_SUM_SQUARE); break;
+        case DML_REDUCE_FUNCTION_MULTIPLY: red_rows(p, begin, end, DML_REDUCE_FUNCTION_MULTIPLY); break;
+        default: red_rows(p, begin, end, p->func); break; /* LOG_SUM */
+        }
+    } else {
+        red_rows(p, begin, end, -1);
     }
 }
 
@@ -900,16 +973,22 @@ int32_t dmlpy_reduction(const DML_OPERATOR_DESC* desc, UINT inputCount, const DM
     p.row_len = 1;
     for (i = 0; i < p.rr; ++i) p.row_len *= p.rsz[i];
     p.row_packed = p.rr == 1 && p.xr[0] == 1;
+    p.short_sum = p.in_kind == RT_F32 && p.row_packed && p.row_len <= RED_CHUNK && p.kind == RK_REDUCE && !p.by_index &&
+                  p.func != DML_REDUCE_FUNCTION_LOG_SUM_EXP;
     p.column = !p.row_packed && p.xk[p.kr - 1] == 1 && p.ksz[p.kr - 1] > 1;
     if (p.column) {
         p.inner = p.ksz[p.kr - 1];
-        p.blocks = (p.inner + RED_BLOCK - 1) / RED_BLOCK;
+        p.blocks = p.inner < 2 * RED_BLOCK ? 1 : p.inner / RED_BLOCK; /* no block narrower than RED_BLOCK but a lone one */
         items = p.rows / p.inner * p.blocks;
     } else {
         items = p.rows;
     }
-    /* Work in parallel.c's units (about 1/16 ns each), as measured: a FLOAT32 term widened to double and added
-     * about 5, a comparison of the two exact passes 3, exp 24; HARDMAX also writes every element. */
+    /* Work in parallel.c's units (about 1/16 ns each): a comparison of the two exact passes 3, exp 24 (as
+     * measured); HARDMAX also writes every element. A FLOAT32 term widened to double and added takes about 2-3
+     * (0.12-0.18 ns on one thread: 12x197x197 over axis 1 or 2, 8x2048x7x7 over 7x7), but counts 5: a second
+     * thread measured faster from far below parallel.c's threshold (SUM of 4x197x197 over axis 1: 17 us on one
+     * thread, 12 us on two; 12x197x197: 58 us, 28-40 us), as a reduction's items are even and independent;
+     * 5 lets it join from about 420k terms (about 60 us), as before these paths were faster. */
     if (p.by_index) {
         work = elements * (p.kind == RK_HARDMAX ? 5u : 3u);
     } else if (p.func == DML_REDUCE_FUNCTION_LOG_SUM_EXP) {

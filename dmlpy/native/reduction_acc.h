@@ -25,38 +25,40 @@
     }
 
 #if defined(RW_V)
-/* Lane groups of SRC[0..COUNT) (COUNT a multiple of RED_LANES) with vectors of RW_NV lanes. */
-#define RED_VLANE_LOOP(SRC, COUNT, TERM, OP)                         \
-    for (i = 0; i < (COUNT); i += RED_LANES) {                       \
-        for (k = 0; k < RED_LANES / RW_NV; ++k) {                    \
-            RW_V x;                                                  \
-            RW_VLOAD(x, (SRC) + i + k * RW_NV);                      \
-            va[k] = va[k] OP(TERM);                                  \
-        }                                                            \
-    }
-#define RED_VSWITCH(SRC, COUNT)                                      \
-    switch (func) {                                                  \
-    case DML_REDUCE_FUNCTION_MULTIPLY:                               \
-        RED_VLANE_LOOP(SRC, COUNT, x, *)                             \
-        break;                                                       \
-    case DML_REDUCE_FUNCTION_L1:                                     \
-        RED_VLANE_LOOP(SRC, COUNT, RW_VABS(x), +)                    \
-        break;                                                       \
-    case DML_REDUCE_FUNCTION_L2:                                     \
-    case DML_REDUCE_FUNCTION_SUM_SQUARE:                             \
-        RED_VLANE_LOOP(SRC, COUNT, x * x, +)                         \
-        break;                                                       \
-    default:                                                         \
-        RED_VLANE_LOOP(SRC, COUNT, x, +)                             \
-        break;                                                       \
-    }
+/* The whole row with vectors of RW_NV lanes, the function chosen once: the lane groups of v[0..whole), the
+ * tail in order, then the tree (across vectors, then across the lanes of the first). The accumulators stay
+ * in registers (nothing takes their address): for short rows (49 floats of a 7x7 global pool) the row's
+ * fixed cost is most of its time. TERM is the term of a vector x, STERM of a scalar x. */
+#define RED_VROW(TERM, STERM, OP)                                              \
+    do {                                                                       \
+        RW s_[RW_NV];                                                          \
+        for (i = 0; i < whole; i += RED_LANES) {                               \
+            for (k = 0; k < RED_LANES / RW_NV; ++k) {                          \
+                RW_V x;                                                        \
+                RW_VLOAD(x, v + i + k * RW_NV);                                \
+                va[k] = va[k] OP(TERM);                                        \
+            }                                                                  \
+        }                                                                      \
+        for (; i < n; ++i) {                                                   \
+            const RW x = (RW)v[i];                                             \
+            tail = tail OP(STERM);                                             \
+        }                                                                      \
+        for (w = RED_LANES / RW_NV / 2; w >= 1; w /= 2) {                      \
+            for (k = 0; k < (size_t)w; ++k) va[k] = va[k] OP va[k + w];        \
+        }                                                                      \
+        for (k = 0; k < RW_NV; ++k) s_[k] = va[0][k];                          \
+        for (w = RW_NV / 2; w >= 1; w /= 2) {                                  \
+            for (k = 0; k < (size_t)w; ++k) s_[k] = s_[k] OP s_[k + w];        \
+        }                                                                      \
+        return s_[0] OP tail;                                                  \
+    } while (0)
 #endif
 
 /* Lane k takes the terms of elements k, k + 16, ... of the whole groups of 16; the lanes start at the
  * operation's identity (-0 for a sum: x + -0 is x for every x, +0 included) and combine as a tree (lane k + w
  * into lane k, w = 8, 4, 2, 1); the tail of fewer than 16 elements is taken in order into one more
  * accumulator, combined last. Every instruction set adds the same numbers in the same order. */
-static RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
+RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
     RW acc[RED_LANES];
     size_t i = 0, k;
     int w;
@@ -68,25 +70,13 @@ static RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
         RW_V va[RED_LANES / RW_NV];
         const size_t whole = n - n % RED_LANES;
         for (k = 0; k < RED_LANES / RW_NV; ++k) va[k] = (RW_V){0} + id;
-        RED_VSWITCH(v, whole)
-        for (i = whole; i < n; ++i) {
-            const RW x = (RW)v[i];
-            switch (func) {
-            case DML_REDUCE_FUNCTION_MULTIPLY: tail = tail * x; break;
-            case DML_REDUCE_FUNCTION_L1: tail = tail + RW_ABS(x); break;
-            case DML_REDUCE_FUNCTION_L2:
-            case DML_REDUCE_FUNCTION_SUM_SQUARE: tail = tail + x * x; break;
-            default: tail = tail + x; break;
-            }
+        switch (func) {
+        case DML_REDUCE_FUNCTION_MULTIPLY: RED_VROW(x, x, *);
+        case DML_REDUCE_FUNCTION_L1: RED_VROW(RW_VABS(x), RW_ABS(x), +);
+        case DML_REDUCE_FUNCTION_L2:
+        case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VROW(x * x, x * x, +);
+        default: RED_VROW(x, x, +);
         }
-        for (w = RED_LANES / RW_NV / 2; w >= 1; w /= 2) { /* the tree's steps across vectors */
-            for (k = 0; k < (size_t)w; ++k) va[k] = product ? va[k] * va[k + w] : va[k] + va[k + w];
-        }
-        memcpy(acc, &va[0], sizeof va[0]);
-        for (w = RW_NV / 2; w >= 1; w /= 2) {
-            for (k = 0; k < (size_t)w; ++k) acc[k] = product ? acc[k] * acc[k + w] : acc[k] + acc[k + w];
-        }
-        return product ? acc[0] * tail : acc[0] + tail;
     }
 #endif
     for (k = 0; k < RED_LANES; ++k) acc[k] = id;
@@ -136,7 +126,7 @@ static void RW_FN(red_col_acc)(int func, const float* v, size_t n, RW* acc, cons
     }
 }
 
-static RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
+RED_INLINE RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
     switch (func) {
     case DML_REDUCE_FUNCTION_AVERAGE: return acc / (RW)count;
     case DML_REDUCE_FUNCTION_L2: return RW_SQRT(acc);
@@ -147,8 +137,7 @@ static RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
 }
 
 #undef RED_LANE_LOOP
-#undef RED_VLANE_LOOP
-#undef RED_VSWITCH
+#undef RED_VROW
 /* the parameters of this inclusion: reduction.c defines them afresh for the next */
 #undef RW
 #undef RW_FN

@@ -237,6 +237,7 @@ SHAPES = [
     ("the last axis of a packed tensor (rows, in place)", (3, 5, 700), (2,), None),
     ("H and W of NCHW (rows of 49)", (2, 64, 7, 7), (2, 3), None),
     ("a middle axis (columns)", (4, 97, 130), (1,), None),
+    ("a middle axis of 197 columns (blocks of 64, 64 and 69: a group, then overlapping groups)", (2, 33, 197), (1,), None),
     ("H and W of NHWC (columns)", (2, 70, 5, 6), (2, 3), "nhwc"),
     ("the first and last axes (rows, gathered)", (9, 3, 11), (0, 2), None),
     ("every axis", (5, 6, 300), (0, 1, 2), None),
@@ -439,7 +440,7 @@ def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline_but_for_s
     cases = []
     for function in (FN.SUM, FN.AVERAGE, FN.MULTIPLY, FN.L1, FN.LOG_SUM, FN.LOG_SUM_EXP, FN.MAX, FN.ARGMIN):
         for dtype in (F32, F16):
-            for shape, axes in (((7, 333), (1,)), ((40, 37, 3), (1,)), ((5, 49, 70), (0, 1)), ((3, 1000), (1,))):
+            for shape, axes in (((7, 333), (1,)), ((40, 37, 3), (1,)), ((5, 49, 70), (0, 1)), ((3, 1000), (1,)), ((3, 20, 197), (1,))):
                 x = draw_input(rng, function, dtype, shape)
                 out_type = np.uint32 if function == FN.ARGMIN else dtype
                 out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape))
