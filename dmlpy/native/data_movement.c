@@ -921,34 +921,69 @@ static void dm_pad_row_stream(const dm_pad* p, char* dst, const char* src, uint6
 }
 #endif
 
+/* Where an output row (or plane) of PADDING starts: the index of each dim above `top`, the byte offsets of the
+ * output and of the input (the input offset leaves out the dims whose index is CONSTANT padding: their
+ * contribution is -1, a real byte offset being >= 0), and how many of those dims there are. */
+typedef struct dm_pad_pos {
+    uint64_t idx[DM_MAX];
+    int64_t doff, soff, scontrib[DM_MAX];
+    unsigned outside;
+} dm_pad_pos;
+
+static void dm_pad_set_dim(const dm_pad* p, dm_pad_pos* q, unsigned d) {
+    const int64_t s = dm_pad_source((int64_t)q->idx[d], p->start[d], p->in[d], p->mode);
+    q->scontrib[d] = s < 0 ? -1 : s * p->ss[d];
+    q->outside += s < 0;
+    q->soff += s < 0 ? 0 : q->scontrib[d];
+}
+
+/* The position of row (or plane) `at` of the dims below `top`, counted row-major. */
+static void dm_pad_seek(const dm_pad* p, dm_pad_pos* q, unsigned top, uint64_t at) {
+    unsigned d;
+    q->doff = q->soff = 0;
+    q->outside = 0;
+    for (d = top; d-- > 0;) {
+        q->idx[d] = at % p->out[d];
+        at /= p->out[d];
+        q->doff += (int64_t)q->idx[d] * p->ds[d];
+        dm_pad_set_dim(p, q, d);
+    }
+}
+
+/* The next row (or plane): the offsets of the dims that step are updated. */
+static void dm_pad_step(const dm_pad* p, dm_pad_pos* q, unsigned top) {
+    unsigned d;
+    for (d = top; d-- > 0;) {
+        q->outside -= q->scontrib[d] == -1;
+        q->soff -= q->scontrib[d] == -1 ? 0 : q->scontrib[d];
+        if (++q->idx[d] < p->out[d]) {
+            q->doff += p->ds[d];
+        } else {
+            q->doff -= (int64_t)(p->out[d] - 1) * p->ds[d];
+            q->idx[d] = 0;
+        }
+        dm_pad_set_dim(p, q, d);
+        if (q->idx[d] != 0) break;
+    }
+}
+
 static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
     const dm_pad* p = (const dm_pad*)ctx;
     const unsigned last = p->rank - 1;
     const uint64_t n = p->in[last], start = p->start[last], total = p->out[last];
     const int64_t dsi = p->ds[last], ssi = p->ss[last];
     const int contiguous = dsi == (int64_t)p->esize && ssi == (int64_t)p->esize;
-    uint64_t idx[DM_MAX], rest, k;
-    int64_t doff = 0, soff = 0, scontrib[DM_MAX];
-    unsigned d, outside = 0; /* outer dims whose index is CONSTANT padding */
+    dm_pad_pos q;
+    uint64_t k;
     (void)worker;
     if (b >= e) return;
-    rest = b / p->pieces;
+    dm_pad_seek(p, &q, last, b / p->pieces);
     k = b % p->pieces;
-    for (d = last; d-- > 0;) {
-        int64_t s;
-        idx[d] = rest % p->out[d];
-        rest /= p->out[d];
-        s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
-        doff += (int64_t)idx[d] * p->ds[d];
-        scontrib[d] = s < 0 ? -1 : s * p->ss[d]; /* -1: CONSTANT padding (a real byte offset is >= 0) */
-        outside += s < 0;
-        soff += s < 0 ? 0 : scontrib[d];
-    }
     for (;;) {
         const uint64_t l0 = k * p->piece, l1 = l0 + p->piece < total ? l0 + p->piece : total;
-        char* dst = p->dst + doff;
-        const char* src = p->src + soff;
-        if (outside) {
+        char* dst = p->dst + q.doff;
+        const char* src = p->src + q.soff;
+        if (q.outside) {
 #if defined(DM_STREAM)
             if (p->stream) {
                 uint64_t j;
@@ -977,22 +1012,7 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
         if (++b >= e) break;
         if (++k < p->pieces) continue;
         k = 0;
-        for (d = last; d-- > 0;) { /* the next row: update the offsets of the dims that step */
-            int64_t s;
-            outside -= scontrib[d] == -1;
-            soff -= scontrib[d] == -1 ? 0 : scontrib[d];
-            if (++idx[d] < p->out[d]) {
-                doff += p->ds[d];
-            } else {
-                doff -= (int64_t)(p->out[d] - 1) * p->ds[d];
-                idx[d] = 0;
-            }
-            s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
-            scontrib[d] = s < 0 ? -1 : s * p->ss[d];
-            outside += s < 0;
-            soff += s < 0 ? 0 : scontrib[d];
-            if (idx[d] != 0) break;
-        }
+        dm_pad_step(p, &q, last);
     }
 #if defined(DM_STREAM)
     if (p->stream) _mm_sfence();
@@ -1009,28 +1029,17 @@ static void dm_pad_run_rows(void* ctx, uint64_t b, uint64_t e, unsigned worker) 
     const uint64_t total = p->out[last], outH = p->out[H], inH = p->in[H], startH = p->start[H];
     const int64_t dsH = p->ds[H], ssH = p->ss[H];
     const int packed_rows = dsH == (int64_t)(total * p->esize); /* a plane's rows are adjacent in the output */
-    uint64_t idx[DM_MAX], rest, h;
-    int64_t doff = 0, soff = 0, scontrib[DM_MAX];
-    unsigned d, outside = 0; /* dims above H whose index is CONSTANT padding */
+    dm_pad_pos q;
+    uint64_t h;
     (void)worker;
     if (b >= e) return;
     h = b % outH;
-    rest = b / outH;
-    for (d = H; d-- > 0;) {
-        int64_t s;
-        idx[d] = rest % p->out[d];
-        rest /= p->out[d];
-        s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
-        doff += (int64_t)idx[d] * p->ds[d];
-        scontrib[d] = s < 0 ? -1 : s * p->ss[d];
-        outside += s < 0;
-        soff += s < 0 ? 0 : scontrib[d];
-    }
+    dm_pad_seek(p, &q, H, b / outH);
     for (;;) {
         const uint64_t h_end = outH - h < e - b ? outH : h + (e - b);
-        char* plane = p->dst + doff;
-        const char* splane = p->src + soff;
-        if (outside) {
+        char* plane = p->dst + q.doff;
+        const char* splane = p->src + q.soff;
+        if (q.outside) {
             if (packed_rows) {
                 dm_fill(plane + (int64_t)h * dsH, (int64_t)p->esize, (h_end - h) * total, p->fill, p->esize);
             } else {
@@ -1047,8 +1056,8 @@ static void dm_pad_run_rows(void* ctx, uint64_t b, uint64_t e, unsigned worker) 
                     if (packed_rows) {
                         dm_fill(plane + (int64_t)r * dsH, (int64_t)p->esize, (r1 - r) * total, p->fill, p->esize);
                     } else {
-                        uint64_t q;
-                        for (q = r; q < r1; ++q) dm_fill(plane + (int64_t)q * dsH, (int64_t)p->esize, total, p->fill, p->esize);
+                        uint64_t rr;
+                        for (rr = r; rr < r1; ++rr) dm_fill(plane + (int64_t)rr * dsH, (int64_t)p->esize, total, p->fill, p->esize);
                     }
                     r = r1;
                     continue;
@@ -1069,22 +1078,7 @@ static void dm_pad_run_rows(void* ctx, uint64_t b, uint64_t e, unsigned worker) 
         b += h_end - h;
         if (b >= e) break;
         h = 0;
-        for (d = H; d-- > 0;) { /* the next plane: update the offsets of the dims that step */
-            int64_t s;
-            outside -= scontrib[d] == -1;
-            soff -= scontrib[d] == -1 ? 0 : scontrib[d];
-            if (++idx[d] < p->out[d]) {
-                doff += p->ds[d];
-            } else {
-                doff -= (int64_t)(p->out[d] - 1) * p->ds[d];
-                idx[d] = 0;
-            }
-            s = dm_pad_source((int64_t)idx[d], p->start[d], p->in[d], p->mode);
-            scontrib[d] = s < 0 ? -1 : s * p->ss[d];
-            outside += s < 0;
-            soff += s < 0 ? 0 : scontrib[d];
-            if (idx[d] != 0) break;
-        }
+        dm_pad_step(p, &q, H);
     }
 }
 
