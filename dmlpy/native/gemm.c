@@ -253,8 +253,8 @@ static void prefetch_outputs(const gemm_plan* p, uint64_t m0, unsigned rows, uin
     for (m = 0; m < rows && m0 + m < p->M; ++m) {
         const char* row = p->y + (yo + (m0 + m) * p->ys_m + n0) * es;
         uint64_t off;
-        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 1, 2);
-        __builtin_prefetch(row + cols * es - 1, 1, 2);
+        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 0, 2);
+        __builtin_prefetch(row + cols * es - 1, 0, 2);
     }
 #else
     (void)p;
@@ -263,6 +263,29 @@ static void prefetch_outputs(const gemm_plan* p, uint64_t m0, unsigned rows, uin
     (void)n0;
     (void)cols;
     (void)yo;
+#endif
+}
+
+/* Asks for B' rows k_from .. k_to - 1, columns n0 .. n0 + cols - 1 (unit column stride) to be brought into L2, while
+ * the kernels run on the panels before them: packing then reads them from L2 instead of waiting on memory for rows
+ * that lie far apart (each its own page, which the hardware prefetchers do not follow). */
+static void prefetch_b_rows(const gemm_plan* p, uint64_t bo, uint64_t n0, uint64_t cols, uint64_t k_from, uint64_t k_to) {
+#if defined(__GNUC__) || defined(__clang__)
+    const uint64_t es = p->half ? 2 : 4;
+    uint64_t kk;
+    for (kk = k_from; kk < k_to; ++kk) {
+        const char* row = p->b + (bo + kk * p->bs_k + n0) * es;
+        uint64_t off;
+        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 0, 2);
+        __builtin_prefetch(row + cols * es - 1, 0, 2);
+    }
+#else
+    (void)p;
+    (void)bo;
+    (void)n0;
+    (void)cols;
+    (void)k_from;
+    (void)k_to;
 #endif
 }
 
@@ -335,8 +358,11 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
         const float* ag = p->ap + bl * p->a_floats;
         uint64_t ao, bo, co, yo, pn;
         batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
+        /* the next pack group's B' rows, prefetched a few per kernel call while the current group runs */
+        uint64_t pf_row = 0, pf_rows = 0, pf_n0 = 0, pf_cols = 0;
         for (pn = pn0; pn < pn1; ++pn) {
             const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
+            const uint64_t nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
             const int direct = p->direct_b && cols == CONV_NR;
             const uint64_t ldb = direct ? p->bs_k : CONV_NR;
             const float* panel;
@@ -349,7 +375,18 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
             } else {
                 /* panels packed GEMM_PACK_PANELS at a time: the group's first panel packs them */
                 const uint64_t q = (pn - pn0) % GEMM_PACK_PANELS;
-                if (q == 0) pack_b_panels(p, bp, bo, n0, pn1 - pn < GEMM_PACK_PANELS ? pn1 - pn : GEMM_PACK_PANELS);
+                if (q == 0) {
+                    const uint64_t np = pn1 - pn < GEMM_PACK_PANELS ? pn1 - pn : GEMM_PACK_PANELS;
+                    pack_b_panels(p, bp, bo, n0, np);
+                    pf_row = 0;
+                    pf_rows = 0;
+                    if (p->bs_n == 1 && pn + np < pn1) { /* a next group in this item: spread its rows over this group's calls */
+                        const uint64_t calls = np * nkb * (mb1 - mb0);
+                        pf_n0 = (pn + np) * CONV_NR;
+                        pf_cols = p->N - pf_n0 < GEMM_PACK_PANELS * CONV_NR ? p->N - pf_n0 : GEMM_PACK_PANELS * CONV_NR;
+                        pf_rows = (p->K + calls - 1) / calls;
+                    }
+                }
                 panel = bp + q * p->K * CONV_NR;
             }
             for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
@@ -362,7 +399,15 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                     const unsigned width = gemm_block_width(p, mb);
                     run_kernel_ld(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, ldb,
                                   T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
-                    if (k0 == 0 && p->ys_n == 1) prefetch_outputs(p, mb * CONV_MR, width, n0, cols, yo);
+                    /* the output lines into L2 one K block ahead of the epilogue (earlier, they would be evicted again) */
+                    if (k0 + 2 * GEMM_KC >= p->K && (k0 + GEMM_KC < p->K || nkb == 1) && p->ys_n == 1) {
+                        prefetch_outputs(p, mb * CONV_MR, width, n0, cols, yo);
+                    }
+                    if (pf_row < p->K && pf_rows) {
+                        const uint64_t to = p->K - pf_row < pf_rows ? p->K : pf_row + pf_rows;
+                        prefetch_b_rows(p, bo, pf_n0, pf_cols, pf_row, to);
+                        pf_row = to;
+                    }
                 }
             }
             for (mb = mb0; mb < mb1; ++mb) {
