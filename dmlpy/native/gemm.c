@@ -56,6 +56,15 @@
 #ifndef GEMM_PACK_PANELS
 #define GEMM_PACK_PANELS 8 /* B' panels packed together (a row's run of 8 x 48 elements read at once) */
 #endif
+#ifndef GEMM_STREAM
+#define GEMM_STREAM 1
+#endif
+#ifndef GEMM_FUSED
+#define GEMM_FUSED 1 /* a streamed group is packed by its first M block's kernels (where those exist: AVX-512) */
+#endif
+#ifndef GEMM_NT_BYTES
+#define GEMM_NT_BYTES ((uint64_t)2 << 20) /* outputs of this size and more are stored around the caches */
+#endif
 #ifndef GEMM_ITEMS_PER_THREAD
 #define GEMM_ITEMS_PER_THREAD 8
 #endif
@@ -88,6 +97,7 @@ typedef struct gemm_plan {
     float* bp;           /* per-worker B panel (K x NR) */
     float* tiles;        /* per-worker tile buffer (mb_per_item x MR x NR) */
     uint64_t tile_floats;
+    int nt_out; /* output stored around the caches (much larger than L2: the packed operands stay cached) */
 } gemm_plan;
 
 /* Element offsets of batch b in A, B, C and the output. */
@@ -266,29 +276,6 @@ static void prefetch_outputs(const gemm_plan* p, uint64_t m0, unsigned rows, uin
 #endif
 }
 
-/* Asks for B' rows k_from .. k_to - 1, columns n0 .. n0 + cols - 1 (unit column stride) to be brought into L2, while
- * the kernels run on the panels before them: packing then reads them from L2 instead of waiting on memory for rows
- * that lie far apart (each its own page, which the hardware prefetchers do not follow). */
-static void prefetch_b_rows(const gemm_plan* p, uint64_t bo, uint64_t n0, uint64_t cols, uint64_t k_from, uint64_t k_to) {
-#if defined(__GNUC__) || defined(__clang__)
-    const uint64_t es = p->half ? 2 : 4;
-    uint64_t kk;
-    for (kk = k_from; kk < k_to; ++kk) {
-        const char* row = p->b + (bo + kk * p->bs_k + n0) * es;
-        uint64_t off;
-        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 0, 2);
-        __builtin_prefetch(row + cols * es - 1, 0, 2);
-    }
-#else
-    (void)p;
-    (void)bo;
-    (void)n0;
-    (void)cols;
-    (void)k_from;
-    (void)k_to;
-#endif
-}
-
 /* ---- epilogue ------------------------------------------------------------------------------------ */
 
 /* Rows [0, rows) of tile T (row m at T + m*ts, 64-byte aligned), columns [0, cols): output rows m0 + m, columns n0 + j. */
@@ -304,7 +291,11 @@ static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned r
             for (m = 0; m < rows; ++m) {
                 float* yrow = (float*)p->y + yo + (m0 + m) * p->ys_m + n0;
                 const float* trow = T + m * ts;
-                for (j = 0; j + 16 <= cols; j += 16) _mm512_storeu_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                if (p->nt_out && ((uintptr_t)yrow & 63) == 0) {
+                    for (j = 0; j + 16 <= cols; j += 16) _mm512_stream_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                } else {
+                    for (j = 0; j + 16 <= cols; j += 16) _mm512_storeu_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                }
                 if (j < cols) _mm512_mask_storeu_ps(yrow + j, mask_n(cols - j), _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
             }
             return;
@@ -344,79 +335,201 @@ static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned r
 
 /* ---- compute items ------------------------------------------------------------------------------- */
 
-/* Item (batch of the group, run of M blocks, run of panels). */
+/* A stream of cache lines to bring into L2 a few per kernel step: B' rows (rs bytes apart) of the next pack group,
+ * `lines` lines from each row's 64-byte aligned start. */
+typedef struct gemm_pf {
+    const char* row; /* current row's first line */
+    uint64_t col;    /* next line of it */
+    uint64_t lines;  /* lines per row */
+    uint64_t rs;     /* row stride in bytes */
+    uint64_t left;   /* lines still to ask for */
+    uint64_t quota;  /* lines per kernel call */
+} gemm_pf;
+
+#if defined(CONV_AVX512) && CONV_NV == 3
+/* The full 8 x 48 tile over B rows ldb floats apart, as kernel_ld_8 computes it (the same products in the same
+ * order), which also asks for up to n lines of the prefetch stream, one per k step, and, with pack, copies the B
+ * rows it reads into the packed panel P (rows of CONV_NR floats): the panel's first M block packs it from the
+ * source rows the stream brought into L2, so no separate packing pass waits on memory. */
+#define GEMM_KERNEL_BODY(PACK)                                                                               \
+    {                                                                                                        \
+        uint64_t kk, used = n < K ? (n < pf->left ? n : pf->left) : (K < pf->left ? K : pf->left);            \
+        const char* pr = pf->row;                                                                            \
+        uint64_t col = pf->col;                                                                              \
+        const float* x1 = x0 + 16;                                                                           \
+        const float* x2 = x0 + 32;                                                                           \
+        ROWS_8(ROW_DECL)                                                                                     \
+        CONV_UNROLL                                                                                          \
+        for (kk = 0; kk < K; ++kk) {                                                                         \
+            const float* a = A + kk * 8;                                                                     \
+            if (kk < used) {                                                                                 \
+                _mm_prefetch(pr + col * 64, _MM_HINT_T1);                                                    \
+                if (++col == pf->lines) {                                                                    \
+                    col = 0;                                                                                 \
+                    pr += pf->rs;                                                                            \
+                }                                                                                            \
+            }                                                                                                \
+            B_LOAD(kk * ldb)                                                                                 \
+            if (PACK) {                                                                                      \
+                _mm512_store_ps(P + kk * CONV_NR, b0);                                                       \
+                _mm512_store_ps(P + kk * CONV_NR + 16, b1);                                                  \
+                _mm512_store_ps(P + kk * CONV_NR + 32, b2);                                                  \
+            }                                                                                                \
+            ROWS_8(ROW_FMA)                                                                                  \
+        }                                                                                                    \
+        if (acc) {                                                                                           \
+            ROWS_8(ROW_ADD)                                                                                  \
+        }                                                                                                    \
+        ROWS_8(ROW_STORE)                                                                                    \
+        pf->row = pr;                                                                                        \
+        pf->col = col;                                                                                       \
+        pf->left -= used;                                                                                    \
+    }
+
+static void gemm_kernel_8(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict C, int acc,
+                          gemm_pf* pf, uint64_t n) {
+    float* P = NULL;
+    (void)P;
+    GEMM_KERNEL_BODY(0)
+}
+
+static void gemm_kernel_8_pack(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict P,
+                               float* restrict C, int acc, gemm_pf* pf, uint64_t n) {
+    GEMM_KERNEL_BODY(1)
+}
+#define GEMM_FUSED_KERNELS 1
+#define GEMM_CAN_FUSE GEMM_FUSED
+#else
+#define GEMM_CAN_FUSE 0
+#endif
+
+/* Asks for the stream's next n lines at once (what a kernel call did not take). */
+static void gemm_pf_burst(gemm_pf* pf, uint64_t n) {
+    if (n > pf->left) n = pf->left;
+    pf->left -= n;
+    while (n--) {
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(pf->row + pf->col * 64, 0, 2);
+#endif
+        if (++pf->col == pf->lines) {
+            pf->col = 0;
+            pf->row += pf->rs;
+        }
+    }
+}
+
+/* Decodes item into its batch of the group, M block range, panel range and element offsets. */
+typedef struct gemm_item {
+    uint64_t bl, mb0, mb1, pn0, pn1, ao, bo, co, yo;
+} gemm_item;
+
+static void gemm_item_decode(const gemm_plan* p, uint64_t item, gemm_item* it) {
+    const uint64_t ni = item % p->n_items, mi = (item / p->n_items) % p->m_items;
+    it->bl = item / p->n_items / p->m_items;
+    it->mb0 = mi * p->mb_per_item;
+    it->mb1 = it->mb0 + p->mb_per_item < p->mblocks ? it->mb0 + p->mb_per_item : p->mblocks;
+    it->pn0 = ni * p->panels_per_item;
+    it->pn1 = it->pn0 + p->panels_per_item < p->npanels ? it->pn0 + p->panels_per_item : p->npanels;
+    batch_offsets(p, p->b0 + it->bl, &it->ao, &it->bo, &it->co, &it->yo);
+}
+
+/* Items begin .. end - 1 (batch of the group, run of M blocks, run of panels), panels GEMM_PACK_PANELS at a time
+ * (a pack group). While a group runs, the next group of the range (in this item or the next) has its B' rows
+ * brought into L2 a few lines per kernel step; that group is then packed by the kernels of its panels' first M
+ * block (fused), instead of by a pass that waits on memory (the range's first group is packed that way). */
 static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const gemm_plan* p = (const gemm_plan*)vp;
     float* bp = p->bp + (uint64_t)worker * p->K * CONV_NR * GEMM_PACK_PANELS;
     float* T = p->tiles + (uint64_t)worker * p->tile_floats;
+    const uint64_t nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
+    const uint64_t es = p->half ? 2 : 4;
+    const int stream = GEMM_STREAM && !p->direct_b && p->bs_n == 1;
+    int warm = 0; /* the current group's rows were streamed into L2 */
     uint64_t item;
+    gemm_item it, nx;
+    gemm_pf pf;
+    memset(&pf, 0, sizeof pf);
+    if (begin < end) gemm_item_decode(p, begin, &it);
     for (item = begin; item < end; ++item) {
-        const uint64_t ni = item % p->n_items, mi = (item / p->n_items) % p->m_items, bl = item / p->n_items / p->m_items;
-        const uint64_t mb0 = mi * p->mb_per_item, mb1 = mb0 + p->mb_per_item < p->mblocks ? mb0 + p->mb_per_item : p->mblocks;
-        const uint64_t pn0 = ni * p->panels_per_item;
-        const uint64_t pn1 = pn0 + p->panels_per_item < p->npanels ? pn0 + p->panels_per_item : p->npanels;
-        const float* ag = p->ap + bl * p->a_floats;
-        uint64_t ao, bo, co, yo, pn;
-        batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
-        /* the next pack group's B' rows, prefetched a few per kernel call while the current group runs */
-        uint64_t pf_row = 0, pf_rows = 0, pf_n0 = 0, pf_cols = 0;
-        for (pn = pn0; pn < pn1; ++pn) {
-            const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
-            const uint64_t nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
-            const int direct = p->direct_b && cols == CONV_NR;
-            const uint64_t ldb = direct ? p->bs_k : CONV_NR;
-            const float* panel;
-            uint64_t k0, mb;
-            if (direct) {
-                panel = NULL;
-            } else if (p->direct_b) {
-                pack_b_panels(p, bp, bo, n0, 1); /* the partial last panel */
-                panel = bp;
-            } else {
-                /* panels packed GEMM_PACK_PANELS at a time: the group's first panel packs them */
-                const uint64_t q = (pn - pn0) % GEMM_PACK_PANELS;
-                if (q == 0) {
-                    const uint64_t np = pn1 - pn < GEMM_PACK_PANELS ? pn1 - pn : GEMM_PACK_PANELS;
-                    pack_b_panels(p, bp, bo, n0, np);
-                    pf_row = 0;
-                    pf_rows = 0;
-                    if (p->bs_n == 1 && pn + np < pn1) { /* a next group in this item: spread its rows over this group's calls */
-                        const uint64_t calls = np * nkb * (mb1 - mb0);
-                        pf_n0 = (pn + np) * CONV_NR;
-                        pf_cols = p->N - pf_n0 < GEMM_PACK_PANELS * CONV_NR ? p->N - pf_n0 : GEMM_PACK_PANELS * CONV_NR;
-                        pf_rows = (p->K + calls - 1) / calls;
+        const float* ag = p->ap + it.bl * p->a_floats;
+        uint64_t g0;
+        int have_next_item = item + 1 < end;
+        if (have_next_item) gemm_item_decode(p, item + 1, &nx);
+        for (g0 = it.pn0; g0 < it.pn1; g0 += GEMM_PACK_PANELS) {
+            const uint64_t np = it.pn1 - g0 < GEMM_PACK_PANELS ? it.pn1 - g0 : GEMM_PACK_PANELS;
+            const int packed = !p->direct_b && !warm; /* the whole group packed up front */
+            uint64_t pn;
+            if (packed) pack_b_panels(p, bp, it.bo, g0 * CONV_NR, np);
+            /* the stream of the next group's rows */
+            pf.left = 0;
+            if (stream && (g0 + np < it.pn1 || have_next_item)) {
+                const uint64_t ng0 = g0 + np < it.pn1 ? g0 + np : nx.pn0;
+                const uint64_t npn1 = g0 + np < it.pn1 ? it.pn1 : nx.pn1;
+                const uint64_t nbo = g0 + np < it.pn1 ? it.bo : nx.bo;
+                const uint64_t nn0 = ng0 * CONV_NR;
+                const uint64_t nnp = npn1 - ng0 < GEMM_PACK_PANELS ? npn1 - ng0 : GEMM_PACK_PANELS;
+                const uint64_t span = (p->N - nn0 < nnp * CONV_NR ? p->N - nn0 : nnp * CONV_NR) * es;
+                const uintptr_t start = (uintptr_t)(p->b + (nbo + nn0) * es);
+                const uint64_t calls = np * nkb * (it.mb1 - it.mb0);
+                pf.row = (const char*)(start & ~(uintptr_t)63);
+                pf.col = 0;
+                pf.rs = p->bs_k * es;
+                pf.lines = (span + (start & 63) + 63) / 64 + ((pf.rs & 63) != 0);
+                pf.left = pf.lines * p->K;
+                pf.quota = (pf.left + calls - 1) / calls;
+            }
+            for (pn = g0; pn < g0 + np; ++pn) {
+                const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
+                const int direct = p->direct_b && cols == CONV_NR;
+                float* panel = bp + (pn - g0) * p->K * CONV_NR;
+                /* fused packing: a warm float32 full panel whose first M block is a full one */
+                const int fused = GEMM_CAN_FUSE && !packed && !p->direct_b && !p->half && p->bs_n == 1 && cols == CONV_NR &&
+                                  gemm_block_width(p, it.mb0) == CONV_MR;
+                const uint64_t ldb = direct ? p->bs_k : CONV_NR;
+                uint64_t k0, mb;
+                if (!packed && !direct && !fused) pack_b_panels(p, panel, it.bo, n0, 1);
+                for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
+                    const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
+                    const float* x0 = direct ? (const float*)p->b + it.bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
+                    const float* xv[CONV_NV];
+                    unsigned v;
+                    for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
+                    for (mb = it.mb0; mb < it.mb1; ++mb) {
+                        const unsigned width = gemm_block_width(p, mb);
+                        const float* am = ag + mb * CONV_MR * p->K + k0 * width;
+                        float* tile = T + (mb - it.mb0) * (uint64_t)CONV_MR * CONV_NR;
+                        uint64_t quota = pf.left ? pf.quota : 0;
+#if defined(GEMM_FUSED_KERNELS)
+                        if (fused && mb == it.mb0) {
+                            gemm_kernel_8_pack(kn, am, (const float*)p->b + it.bo + k0 * p->bs_k + n0, p->bs_k,
+                                               panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota);
+                            quota = quota > kn ? quota - kn : 0;
+                        } else if (width == CONV_MR && pf.left) {
+                            gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota);
+                            quota = quota > kn ? quota - kn : 0;
+                        } else
+#endif
+                        {
+                            run_kernel_ld(width, kn, am, xv, ldb, tile, k0 != 0);
+                        }
+                        if (quota && pf.left) gemm_pf_burst(&pf, quota);
+                        /* the output lines into L2 one K block ahead of the epilogue (earlier, they would be evicted again) */
+                        if (!p->nt_out && k0 + 2 * GEMM_KC >= p->K && (k0 + GEMM_KC < p->K || nkb == 1) && p->ys_n == 1) {
+                            prefetch_outputs(p, mb * CONV_MR, width, n0, cols, it.yo);
+                        }
                     }
                 }
-                panel = bp + q * p->K * CONV_NR;
-            }
-            for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
-                const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
-                const float* x0 = direct ? (const float*)p->b + bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
-                const float* xv[CONV_NV];
-                unsigned v;
-                for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
-                for (mb = mb0; mb < mb1; ++mb) {
+                for (mb = it.mb0; mb < it.mb1; ++mb) {
                     const unsigned width = gemm_block_width(p, mb);
-                    run_kernel_ld(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, ldb,
-                                  T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
-                    /* the output lines into L2 one K block ahead of the epilogue (earlier, they would be evicted again) */
-                    if (k0 + 2 * GEMM_KC >= p->K && (k0 + GEMM_KC < p->K || nkb == 1) && p->ys_n == 1) {
-                        prefetch_outputs(p, mb * CONV_MR, width, n0, cols, yo);
-                    }
-                    if (pf_row < p->K && pf_rows) {
-                        const uint64_t to = p->K - pf_row < pf_rows ? p->K : pf_row + pf_rows;
-                        prefetch_b_rows(p, bo, pf_n0, pf_cols, pf_row, to);
-                        pf_row = to;
-                    }
+                    const uint64_t m0 = mb * CONV_MR;
+                    const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
+                    epilogue(p, T + (mb - it.mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, it.co, it.yo);
                 }
             }
-            for (mb = mb0; mb < mb1; ++mb) {
-                const unsigned width = gemm_block_width(p, mb);
-                const uint64_t m0 = mb * CONV_MR;
-                const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
-                epilogue(p, T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, co, yo);
-            }
+            if (pf.left) gemm_pf_burst(&pf, pf.left);
+            warm = stream;
         }
+        if (have_next_item) it = nx;
     }
 }
 
@@ -437,6 +550,10 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     if (p->a_floats > GEMM_SCRATCH_CAP / sizeof(float)) return -1;
     p->npanels = (p->N + CONV_NR - 1) / CONV_NR;
     p->direct_b = !p->half && p->bs_n == 1 && p->M <= GEMM_DIRECT_B_ROWS;
+    {
+        const double out_bytes = (double)p->batch * (double)p->M * (double)p->N * (p->half ? 2.0 : 4.0);
+        p->nt_out = getenv("NT") ? atoi(getenv("NT")) : out_bytes >= (double)GEMM_NT_BYTES;
+    }
 
     /* M blocks per item: the packed A an item runs over stays in L2 */
     p->mb_per_item = GEMM_MC_FLOATS / (CONV_MR * p->K);
