@@ -533,6 +533,146 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
     }
 }
 
+/* ---- the row-streaming path (a few rows of A: matrix-vector products) ------------------------------ */
+
+#if defined(CONV_AVX512)
+/* With M of at most GEMM_ROWS_MAX_M, B' (float32, unit column stride) is read once, row after row in its memory
+ * order (whole rows, or column chunks of them), at the memory's full speed: item (batch, K block, column chunk)
+ * sums its block's products for every output of the chunk,
+ *   S[b][j][m][n] = sum over k of block j of A'[b, m, k] * B'[b, k, n]
+ * one fused multiply-add per product in increasing k from 0, into L1-resident rows of the scratch; a second pass
+ * adds the block sums in increasing j (T = S_j + T, the first stored as it is) and runs the epilogue. The blocked
+ * kernels compute exactly these block sums and running sums, so both paths give the same bits for any thread
+ * count (which splits items, never a sum). */
+#ifndef GEMM_ROWS_MAX_M
+#define GEMM_ROWS_MAX_M 4
+#endif
+#ifndef GEMM_ROWS_PF
+#define GEMM_ROWS_PF 4096 /* bytes ahead of the B' reads the row-streaming path prefetches (0: off) */
+#endif
+#ifndef GEMM_ROWS_HINT
+#define GEMM_ROWS_HINT _MM_HINT_T0
+#endif
+#ifndef GEMM_ROWS_SCRATCH
+#define GEMM_ROWS_SCRATCH ((uint64_t)16 << 20) /* bytes of block sums at most; beyond: the blocked path */
+#endif
+
+typedef struct gemm_rows {
+    const gemm_plan* p;
+    uint64_t nkb, nchunks, chunk; /* K blocks, column chunks, columns per chunk (a multiple of 16) */
+    uint64_t ld;                  /* floats per scratch row: N rounded up to 16 */
+    float* s;                     /* [batch][nkb][M][ld] */
+} gemm_rows;
+
+static void rows_sum(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_rows* r = (const gemm_rows*)vp;
+    const gemm_plan* p = r->p;
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        const uint64_t c = item % r->nchunks, j = (item / r->nchunks) % r->nkb, b = item / r->nchunks / r->nkb;
+        const uint64_t c0 = c * r->chunk, c1 = c0 + r->chunk < p->N ? c0 + r->chunk : p->N;
+        const uint64_t k0 = j * GEMM_KC, k1 = k0 + GEMM_KC < p->K ? k0 + GEMM_KC : p->K;
+        float* sb = r->s + (b * r->nkb + j) * p->M * r->ld;
+        uint64_t ao, bo, co, yo, k, n;
+        unsigned m;
+        batch_offsets(p, b, &ao, &bo, &co, &yo);
+        if (c0 >= c1) continue;
+        for (m = 0; m < p->M; ++m) memset(sb + m * r->ld + c0, 0, (c1 - c0) * sizeof(float));
+        for (k = k0; k < k1; ++k) {
+            const float* brow = (const float*)p->b + bo + k * p->bs_k;
+            for (m = 0; m < p->M; ++m) {
+                const __m512 av = _mm512_set1_ps(((const float*)p->a)[ao + m * p->as_m + k * p->as_k]);
+                float* srow = sb + m * r->ld;
+                for (n = c0; n + 64 <= c1; n += 64) {
+                    if (GEMM_ROWS_PF && m == 0) {
+                        const char* ahead = (const char*)(brow + n) + GEMM_ROWS_PF;
+                        _mm_prefetch(ahead, GEMM_ROWS_HINT);
+                        _mm_prefetch(ahead + 64, GEMM_ROWS_HINT);
+                        _mm_prefetch(ahead + 128, GEMM_ROWS_HINT);
+                        _mm_prefetch(ahead + 192, GEMM_ROWS_HINT);
+                    }
+                    _mm512_store_ps(srow + n, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n), _mm512_load_ps(srow + n)));
+                    _mm512_store_ps(srow + n + 16, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n + 16), _mm512_load_ps(srow + n + 16)));
+                    _mm512_store_ps(srow + n + 32, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n + 32), _mm512_load_ps(srow + n + 32)));
+                    _mm512_store_ps(srow + n + 48, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n + 48), _mm512_load_ps(srow + n + 48)));
+                }
+                for (; n < c1; n += 16) {
+                    const __mmask16 mk = mask_n(c1 - n);
+                    _mm512_store_ps(srow + n, _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, brow + n), _mm512_load_ps(srow + n)));
+                }
+            }
+        }
+    }
+}
+
+/* Item (batch, column chunk): the block sums added in order, then the epilogue. */
+static void rows_finish(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_rows* r = (const gemm_rows*)vp;
+    const gemm_plan* p = r->p;
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        const uint64_t c = item % r->nchunks, b = item / r->nchunks;
+        const uint64_t c0 = c * r->chunk, c1 = c0 + r->chunk < p->N ? c0 + r->chunk : p->N;
+        float* t = r->s + b * r->nkb * p->M * r->ld;
+        uint64_t ao, bo, co, yo, j, n;
+        unsigned m;
+        if (c0 >= c1) continue;
+        batch_offsets(p, b, &ao, &bo, &co, &yo);
+        for (j = 1; j < r->nkb; ++j) {
+            const float* sj = t + j * p->M * r->ld;
+            for (m = 0; m < p->M; ++m) {
+                for (n = c0; n < c1; n += 16) {
+                    _mm512_store_ps(t + m * r->ld + n, _mm512_add_ps(_mm512_load_ps(sj + m * r->ld + n), _mm512_load_ps(t + m * r->ld + n)));
+                }
+            }
+        }
+        epilogue(p, t + c0, r->ld, (unsigned)p->M, c1 - c0, 0, c0, co, yo);
+    }
+}
+
+/* Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not one for this path. */
+static int32_t run_rows(gemm_plan* p, UINT threadCount) {
+    gemm_rows r;
+    uint64_t floats, items, limit;
+    unsigned threads;
+    char* block;
+    if (p->half || p->bs_n != 1 || p->M > GEMM_ROWS_MAX_M || p->M == 0 || p->N == 0 || p->K == 0) return -1;
+    r.p = p;
+    r.nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
+    r.ld = (p->N + 15) & ~(uint64_t)15;
+    if ((double)p->batch * (double)r.nkb * (double)p->M * (double)r.ld * 4.0 > (double)GEMM_ROWS_SCRATCH) return -1;
+    floats = p->batch * r.nkb * p->M * r.ld;
+    limit = threadCount ? threadCount : dmlpy_online_cpus();
+    {
+        /* the elements moved, B's twice (as the blocked path counts them) */
+        const double w = (double)p->batch * ((double)p->M * (double)p->N * (double)p->K / 4.0 + 2.0 * (double)p->K * (double)p->N);
+        /* column chunks: whole rows on one thread; two per thread otherwise (the K blocks alone split unevenly) */
+        r.nchunks = limit > 1 ? 2 * limit : 1;
+        if (r.nchunks > r.ld / 64) r.nchunks = r.ld / 64 ? r.ld / 64 : 1;
+        r.chunk = ((r.ld / r.nchunks) + 15) & ~(uint64_t)15;
+        r.nchunks = (r.ld + r.chunk - 1) / r.chunk;
+        items = p->batch * r.nkb * r.nchunks;
+        threads = dmlpy_choose_threads(w > 1.8e19 ? UINT64_MAX : (uint64_t)w, items, threadCount);
+    }
+    block = (char*)conv_scratch_get(floats * sizeof(float) + 64);
+    if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    r.s = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
+    dmlpy_parallel_for(items, 1, threads, rows_sum, &r);
+    items = p->batch * r.nchunks;
+    dmlpy_parallel_for(items, 1, threads < items ? threads : (unsigned)items, rows_finish, &r);
+    conv_scratch_put(block);
+    return DMLPY_OK;
+}
+#else
+static int32_t run_rows(gemm_plan* p, UINT threadCount) {
+    (void)p;
+    (void)threadCount;
+    return -1;
+}
+#endif
+
 /* The blocked path. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the scratch would be too large. */
 static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     uint64_t group, bytes, bp_floats, tiles_floats, batch_work;
@@ -723,7 +863,8 @@ int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_B
     p.ys_m = yt.strides[rank - 2];
     p.ys_n = yt.strides[rank - 1];
 
-    st = run_blocked(&p, threadCount);
+    st = run_rows(&p, threadCount);
+    if (st < 0) st = run_blocked(&p, threadCount);
     if (st < 0) {
         const uint64_t rows = p.batch * p.M;
         double macs = (double)rows * (double)p.N * (double)p.K;
