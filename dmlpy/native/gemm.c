@@ -351,6 +351,20 @@ typedef struct gemm_pf {
  * order), which also asks for up to n lines of the prefetch stream, one per k step, and, with pack, copies the B
  * rows it reads into the packed panel P (rows of CONV_NR floats): the panel's first M block packs it from the
  * source rows the stream brought into L2, so no separate packing pass waits on memory. */
+typedef struct gemm_out {
+    float* y;    /* the tile's first output */
+    uint64_t ys; /* row stride in floats */
+    float alpha;
+    int nt;      /* streaming stores (y and ys 64-byte aligned) */
+} gemm_out;
+#define ROW_OUT(m)                                                                                           \
+    _mm512_storeu_ps(Y + m * ys, _mm512_mul_ps(al, c##m##a));                                               \
+    _mm512_storeu_ps(Y + m * ys + 16, _mm512_mul_ps(al, c##m##b));                                          \
+    _mm512_storeu_ps(Y + m * ys + 32, _mm512_mul_ps(al, c##m##c));
+#define ROW_OUT_NT(m)                                                                                        \
+    _mm512_stream_ps(Y + m * ys, _mm512_mul_ps(al, c##m##a));                                               \
+    _mm512_stream_ps(Y + m * ys + 16, _mm512_mul_ps(al, c##m##b));                                          \
+    _mm512_stream_ps(Y + m * ys + 32, _mm512_mul_ps(al, c##m##c));
 #define GEMM_KERNEL_BODY(PACK)                                                                               \
     {                                                                                                        \
         uint64_t kk, used = n < K ? (n < pf->left ? n : pf->left) : (K < pf->left ? K : pf->left);            \
@@ -380,21 +394,32 @@ typedef struct gemm_pf {
         if (acc) {                                                                                           \
             ROWS_8(ROW_ADD)                                                                                  \
         }                                                                                                    \
-        ROWS_8(ROW_STORE)                                                                                    \
+        if (out != NULL) { /* the last K block of a plain float32 output: Alpha * sum stored, as the epilogue */ \
+            const __m512 al = _mm512_set1_ps(out->alpha);                                                    \
+            float* Y = out->y;                                                                               \
+            const uint64_t ys = out->ys;                                                                     \
+            if (out->nt) {                                                                                   \
+                ROWS_8(ROW_OUT_NT)                                                                           \
+            } else {                                                                                         \
+                ROWS_8(ROW_OUT)                                                                              \
+            }                                                                                                \
+        } else {                                                                                             \
+            ROWS_8(ROW_STORE)                                                                                \
+        }                                                                                                    \
         pf->row = pr;                                                                                        \
         pf->col = col;                                                                                       \
         pf->left -= used;                                                                                    \
     }
 
 static void gemm_kernel_8(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict C, int acc,
-                          gemm_pf* pf, uint64_t n) {
+                          gemm_pf* pf, uint64_t n, const gemm_out* out) {
     float* P = NULL;
     (void)P;
     GEMM_KERNEL_BODY(0)
 }
 
 static void gemm_kernel_8_pack(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict P,
-                               float* restrict C, int acc, gemm_pf* pf, uint64_t n) {
+                               float* restrict C, int acc, gemm_pf* pf, uint64_t n, const gemm_out* out) {
     GEMM_KERNEL_BODY(1)
 }
 #define GEMM_FUSED_KERNELS 1
@@ -444,6 +469,8 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
     const uint64_t nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
     const uint64_t es = p->half ? 2 : 4;
     const int stream = GEMM_STREAM && !p->direct_b && p->bs_n == 1;
+    const int plain_out = (p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY) && p->c == NULL && !p->half &&
+                          p->ys_n == 1;
     int warm = 0; /* the current group's rows were streamed into L2 */
     uint64_t item;
     gemm_item it, nx;
@@ -486,6 +513,8 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                 const int fused = GEMM_CAN_FUSE && !packed && !p->direct_b && !p->half && p->bs_n == 1 && cols == CONV_NR &&
                                   gemm_block_width(p, it.mb0) == CONV_MR;
                 const uint64_t ldb = direct ? p->bs_k : CONV_NR;
+                /* full tiles of a plain float32 output are stored by their last K block's kernel */
+                const int out_fused = GEMM_CAN_FUSE && plain_out && cols == CONV_NR && !direct;
                 uint64_t k0, mb;
                 if (!packed && !direct && !fused) pack_b_panels(p, panel, it.bo, n0, 1);
                 for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
@@ -500,12 +529,20 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                         float* tile = T + (mb - it.mb0) * (uint64_t)CONV_MR * CONV_NR;
                         uint64_t quota = pf.left ? pf.quota : 0;
 #if defined(GEMM_FUSED_KERNELS)
+                        gemm_out ot, *out = NULL;
+                        if (out_fused && width == CONV_MR && k0 + kn == p->K) {
+                            ot.y = (float*)p->y + it.yo + mb * CONV_MR * p->ys_m + n0;
+                            ot.ys = p->ys_m;
+                            ot.alpha = p->alpha;
+                            ot.nt = p->nt_out && ((uintptr_t)ot.y & 63) == 0 && ((p->ys_m * 4) & 63) == 0;
+                            out = &ot;
+                        }
                         if (fused && mb == it.mb0) {
                             gemm_kernel_8_pack(kn, am, (const float*)p->b + it.bo + k0 * p->bs_k + n0, p->bs_k,
-                                               panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota);
+                                               panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota, out);
                             quota = quota > kn ? quota - kn : 0;
-                        } else if (width == CONV_MR && pf.left) {
-                            gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota);
+                        } else if (width == CONV_MR && !direct) {
+                            gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota, out);
                             quota = quota > kn ? quota - kn : 0;
                         } else
 #endif
@@ -522,6 +559,7 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                 for (mb = it.mb0; mb < it.mb1; ++mb) {
                     const unsigned width = gemm_block_width(p, mb);
                     const uint64_t m0 = mb * CONV_MR;
+                    if (out_fused && width == CONV_MR) continue;
                     const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
                     epilogue(p, T + (mb - it.mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, it.co, it.yo);
                 }
