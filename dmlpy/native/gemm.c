@@ -730,7 +730,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     p->direct_b = !p->half && p->bs_n == 1 && p->M <= GEMM_DIRECT_B_ROWS;
     {
         const double out_bytes = (double)p->batch * (double)p->M * (double)p->N * (p->half ? 2.0 : 4.0);
-        p->nt_out = getenv("NT") ? atoi(getenv("NT")) : out_bytes >= (double)GEMM_NT_BYTES;
+        p->nt_out = out_bytes >= (double)GEMM_NT_BYTES;
     }
 
     /* M blocks per item: the packed A an item runs over stays in L2 */
@@ -793,7 +793,8 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
         if (pt > threads) pt = threads;
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_a_run, p);
         items = p->nbatch * p->m_items * p->n_items;
-        dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, compute_run, p);
+        /* chunks of a few items: a chunk's next group (in its next item) is streamed while the current one runs */
+        dmlpy_parallel_for(items, threads <= 1 ? items : (items / (2u * threads) ? items / (2u * threads) : 1), threads, compute_run, p);
     }
     conv_scratch_put(block);
     return DMLPY_OK;
