@@ -18,8 +18,13 @@
  * beyond N) GEMM_PACK_PANELS at a time into a per-worker buffer, and run K in blocks of GEMM_KC steps (one
  * B block in L1 serves every M block of the item), accumulating into a per-worker tile buffer; the epilogue
  * applies Alpha, Beta * C and the activation and stores through the output's strides. A float32 B' with
- * unit column stride is read in place (no packing) when M is small (its rows are read about once: a
- * matrix-vector product).
+ * unit column stride is read in place (no packing) when M is small (its rows are read about once). With the
+ * AVX-512 kernels, while a pack group runs, the next group's B' rows are brought into L2 a few lines per kernel
+ * step and that group is packed by the kernels of its panels' first M block; full tiles of a plain float32
+ * output are stored by their last K block's kernel, around the caches when the output is large.
+ *
+ * Row-streaming path (AVX-512, M of at most 4, float32 B' with unit column stride: matrix-vector products): B'
+ * read once in its memory order, the same block sums and running sums as the tile kernels (same bits).
  *
  * Direct path: one output at a time in float32 with no scratch, for problems whose scratch would exceed
  * GEMM_SCRATCH_CAP.
