@@ -602,7 +602,11 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
 
 typedef struct gemm_rows {
     const gemm_plan* p;
-    uint64_t nkb, nchunks, chunk; /* K blocks, column chunks, columns per chunk (a multiple of 16) */
+    uint64_t nkb;       /* K blocks */
+    uint64_t whole;     /* the first `whole` K blocks are items of whole rows (memory order) */
+    uint64_t nchunks;   /* the other blocks (fewer than the threads) are split into nchunks column chunks */
+    uint64_t chunk;     /* columns per chunk (a multiple of 16) */
+    uint64_t per_batch; /* items per batch */
     uint64_t ld;                  /* floats per scratch row: N rounded up to 16 */
     float* s;                     /* [batch][nkb][M][ld] */
 } gemm_rows;
@@ -613,8 +617,11 @@ static void rows_sum(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     uint64_t item;
     (void)worker;
     for (item = begin; item < end; ++item) {
-        const uint64_t c = item % r->nchunks, j = (item / r->nchunks) % r->nkb, b = item / r->nchunks / r->nkb;
-        const uint64_t c0 = c * r->chunk, c1 = c0 + r->chunk < p->N ? c0 + r->chunk : p->N;
+        const uint64_t b = item / r->per_batch, i = item % r->per_batch;
+        const uint64_t j = i < r->whole ? i : r->whole + (i - r->whole) / r->nchunks;
+        const uint64_t c = i < r->whole ? 0 : (i - r->whole) % r->nchunks;
+        const uint64_t c0 = i < r->whole ? 0 : c * r->chunk;
+        const uint64_t c1 = i < r->whole ? p->N : (c0 + r->chunk < p->N ? c0 + r->chunk : p->N);
         const uint64_t k0 = j * GEMM_KC, k1 = k0 + GEMM_KC < p->K ? k0 + GEMM_KC : p->K;
         float* sb = r->s + (b * r->nkb + j) * p->M * r->ld;
         uint64_t ao, bo, co, yo, k, n;
@@ -656,8 +663,7 @@ static void rows_finish(void* vp, uint64_t begin, uint64_t end, unsigned worker)
     uint64_t item;
     (void)worker;
     for (item = begin; item < end; ++item) {
-        const uint64_t c = item % r->nchunks, b = item / r->nchunks;
-        const uint64_t c0 = c * r->chunk, c1 = c0 + r->chunk < p->N ? c0 + r->chunk : p->N;
+        const uint64_t b = item, c0 = 0, c1 = p->N;
         float* t = r->s + b * r->nkb * p->M * r->ld;
         uint64_t ao, bo, co, yo, j, n;
         unsigned m;
@@ -691,20 +697,22 @@ static int32_t run_rows(gemm_plan* p, UINT threadCount) {
     {
         /* the elements moved, B's twice (as the blocked path counts them) */
         const double w = (double)p->batch * ((double)p->M * (double)p->N * (double)p->K / 4.0 + 2.0 * (double)p->K * (double)p->N);
-        /* column chunks: whole rows on one thread; two per thread otherwise (the K blocks alone split unevenly) */
-        r.nchunks = limit > 1 ? 2 * limit : 1;
-        if (r.nchunks > r.ld / 64) r.nchunks = r.ld / 64 ? r.ld / 64 : 1;
-        r.chunk = ((r.ld / r.nchunks) + 15) & ~(uint64_t)15;
-        r.nchunks = (r.ld + r.chunk - 1) / r.chunk;
-        items = p->batch * r.nkb * r.nchunks;
-        threads = dmlpy_choose_threads(w > 1.8e19 ? UINT64_MAX : (uint64_t)w, items, threadCount);
+        const uint64_t work = w > 1.8e19 ? UINT64_MAX : (uint64_t)w;
+        threads = dmlpy_choose_threads(work, p->batch * r.nkb * (limit < 16 ? limit : 16), threadCount);
+        /* items of whole rows (B' read in its memory order); a remainder of K blocks that does not split evenly
+         * between the threads (one batch) is split by columns */
+        r.nchunks = threads > 1 && p->batch == 1 && r.ld >= 64 * (uint64_t)threads ? threads : 1;
+        r.whole = r.nchunks > 1 ? r.nkb - r.nkb % r.nchunks : r.nkb;
+        r.chunk = ((r.ld + r.nchunks - 1) / r.nchunks + 15) & ~(uint64_t)15;
+        r.per_batch = r.whole + (r.nkb - r.whole) * r.nchunks;
+        items = p->batch * r.per_batch;
+        if (threads > items) threads = (unsigned)items;
     }
     block = (char*)conv_scratch_get(floats * sizeof(float) + 64);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
     r.s = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
     dmlpy_parallel_for(items, 1, threads, rows_sum, &r);
-    items = p->batch * r.nchunks;
-    dmlpy_parallel_for(items, 1, threads < items ? threads : (unsigned)items, rows_finish, &r);
+    dmlpy_parallel_for(p->batch, 1, threads < p->batch ? threads : (unsigned)p->batch, rows_finish, &r);
     conv_scratch_put(block);
     return DMLPY_OK;
 }
