@@ -169,6 +169,40 @@ static void pack_a_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
         uint64_t ao, bo, co, yo, kk;
         unsigned m;
         batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
+#if defined(CONV_AVX512)
+        if (!p->half && p->as_k == 1 && width == 8 && mb * CONV_MR + 8 <= p->M) {
+            /* eight float32 rows with unit K stride: 8 x 8 blocks transposed in registers */
+            const float* src = (const float*)p->a + ao + mb * CONV_MR * p->as_m;
+            const uint64_t sm = p->as_m;
+            for (kk = 0; kk + 8 <= p->K; kk += 8) {
+                const float* s0 = src + kk;
+                const __m256 r0 = _mm256_loadu_ps(s0), r1 = _mm256_loadu_ps(s0 + sm), r2 = _mm256_loadu_ps(s0 + 2 * sm);
+                const __m256 r3 = _mm256_loadu_ps(s0 + 3 * sm), r4 = _mm256_loadu_ps(s0 + 4 * sm), r5 = _mm256_loadu_ps(s0 + 5 * sm);
+                const __m256 r6 = _mm256_loadu_ps(s0 + 6 * sm), r7 = _mm256_loadu_ps(s0 + 7 * sm);
+                const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+                const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+                const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+                const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+                const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+                const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+                const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+                const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+                float* d = panel + kk * 8;
+                _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+                _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(u1, u5, 0x20));
+                _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(u2, u6, 0x20));
+                _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(u3, u7, 0x20));
+                _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(u0, u4, 0x31));
+                _mm256_storeu_ps(d + 40, _mm256_permute2f128_ps(u1, u5, 0x31));
+                _mm256_storeu_ps(d + 48, _mm256_permute2f128_ps(u2, u6, 0x31));
+                _mm256_storeu_ps(d + 56, _mm256_permute2f128_ps(u3, u7, 0x31));
+            }
+            for (; kk < p->K; ++kk) {
+                for (m = 0; m < 8; ++m) panel[kk * 8 + m] = src[m * sm + kk];
+            }
+            continue;
+        }
+#endif
         for (m = 0; m < width; ++m) {
             const uint64_t row = mb * CONV_MR + m;
             float* dst = panel + m;
