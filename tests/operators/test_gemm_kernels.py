@@ -377,7 +377,7 @@ DIRECT_CASES = [
     pytest.param(gemm_desc((1, 1, 2, 3), (1, 1, 3, 4), (1, 1, 2, 4), (1, 1, 1, 4)), [24, 48, 16], 32, "DMLPY_E_INVALID_DESC", id="C's sizes are not the output's"),
     pytest.param(gemm_desc((1, 1, 2, 3), (1, 1, 3, 4), (1, 1, 2, 4)), [24, 48, 16], 32, "DMLPY_E_INVALID_ARGUMENT", id="a buffer bound to C of a desc without C"),
     pytest.param(gemm_desc((1, 1, 2, 3), (1, 1, 3, 4), (1, 1, 2, 4), strides={"b": (0, 0, 2**31, 1)}), [24, 48, 0], 32, "DMLPY_E_BUFFER_TOO_SMALL",
-                 id="B's strides reach far beyond its buffer"),  # fmt: skip
+                 id="B's strides reach far beyond its buffer"),
 ]
 
 
