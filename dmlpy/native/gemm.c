@@ -67,6 +67,9 @@
 #ifndef GEMM_FUSED
 #define GEMM_FUSED 1 /* a streamed group is packed by its first M block's kernels (where those exist: AVX-512) */
 #endif
+#ifndef GEMM_MB_SUB
+#define GEMM_MB_SUB 8 /* M blocks whose tiles (8 x 1.5 KB) share L1 with a B block (30 KB) */
+#endif
 #ifndef GEMM_NT_BYTES
 #define GEMM_NT_BYTES ((uint64_t)2 << 20) /* outputs of this size and more are stored around the caches */
 #endif
@@ -554,53 +557,57 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                 const uint64_t ldb = direct ? p->bs_k : CONV_NR;
                 /* full tiles of a plain float32 output are stored by their last K block's kernel */
                 const int out_fused = GEMM_CAN_FUSE && plain_out && cols == CONV_NR && !direct;
-                uint64_t k0, mb;
+                uint64_t k0, mb, sg;
                 if (!packed && !direct && !fused) pack_b_panels(p, panel, it.bo, n0, 1);
-                for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
-                    const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
-                    const float* x0 = direct ? (const float*)p->b + it.bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
-                    const float* xv[CONV_NV];
-                    unsigned v;
-                    for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
-                    for (mb = it.mb0; mb < it.mb1; ++mb) {
-                        const unsigned width = gemm_block_width(p, mb);
-                        const float* am = ag + mb * CONV_MR * p->K + k0 * width;
-                        float* tile = T + (mb - it.mb0) * (uint64_t)CONV_MR * CONV_NR;
-                        uint64_t quota = pf.left ? pf.quota : 0;
+                /* M blocks GEMM_MB_SUB at a time: their running sums (tiles) stay in L1 next to the B block */
+                for (sg = it.mb0; sg < it.mb1; sg += GEMM_MB_SUB) {
+                    const uint64_t sg1 = sg + GEMM_MB_SUB < it.mb1 ? sg + GEMM_MB_SUB : it.mb1;
+                    for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
+                        const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
+                        const float* x0 = direct ? (const float*)p->b + it.bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
+                        const float* xv[CONV_NV];
+                        unsigned v;
+                        for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
+                        for (mb = sg; mb < sg1; ++mb) {
+                            const unsigned width = gemm_block_width(p, mb);
+                            const float* am = ag + mb * CONV_MR * p->K + k0 * width;
+                            float* tile = T + (mb - sg) * (uint64_t)CONV_MR * CONV_NR;
+                            uint64_t quota = pf.left ? pf.quota : 0;
 #if defined(GEMM_FUSED_KERNELS)
-                        gemm_out ot, *out = NULL;
-                        if (out_fused && width == CONV_MR && k0 + kn == p->K) {
-                            ot.y = (float*)p->y + it.yo + mb * CONV_MR * p->ys_m + n0;
-                            ot.ys = p->ys_m;
-                            ot.alpha = p->alpha;
-                            ot.nt = p->nt_out && ((uintptr_t)ot.y & 63) == 0 && ((p->ys_m * 4) & 63) == 0;
-                            out = &ot;
-                        }
-                        if (fused && mb == it.mb0) {
-                            gemm_kernel_8_pack(kn, am, (const float*)p->b + it.bo + k0 * p->bs_k + n0, p->bs_k,
-                                               panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota, out);
-                            quota = quota > kn ? quota - kn : 0;
-                        } else if (width == CONV_MR && !direct) {
-                            gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota, out);
-                            quota = quota > kn ? quota - kn : 0;
-                        } else
+                            gemm_out ot, *out = NULL;
+                            if (out_fused && width == CONV_MR && k0 + kn == p->K) {
+                                ot.y = (float*)p->y + it.yo + mb * CONV_MR * p->ys_m + n0;
+                                ot.ys = p->ys_m;
+                                ot.alpha = p->alpha;
+                                ot.nt = p->nt_out && ((uintptr_t)ot.y & 63) == 0 && ((p->ys_m * 4) & 63) == 0;
+                                out = &ot;
+                            }
+                            if (fused && mb == it.mb0) {
+                                gemm_kernel_8_pack(kn, am, (const float*)p->b + it.bo + k0 * p->bs_k + n0, p->bs_k,
+                                                   panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota, out);
+                                quota = quota > kn ? quota - kn : 0;
+                            } else if (width == CONV_MR && !direct) {
+                                gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota, out);
+                                quota = quota > kn ? quota - kn : 0;
+                            } else
 #endif
-                        {
-                            run_kernel_ld(width, kn, am, xv, ldb, tile, k0 != 0);
-                        }
-                        if (quota && pf.left) gemm_pf_burst(&pf, quota);
-                        /* the output lines into L2 one K block ahead of the epilogue (earlier, they would be evicted again) */
-                        if (!p->nt_out && k0 + 2 * GEMM_KC >= p->K && (k0 + GEMM_KC < p->K || nkb == 1) && p->ys_n == 1) {
-                            prefetch_outputs(p, mb * CONV_MR, width, n0, cols, it.yo);
+                            {
+                                run_kernel_ld(width, kn, am, xv, ldb, tile, k0 != 0);
+                            }
+                            if (quota && pf.left) gemm_pf_burst(&pf, quota);
+                            /* the output lines into L2 one K block ahead of the epilogue (earlier, they would be evicted again) */
+                            if (!p->nt_out && k0 + 2 * GEMM_KC >= p->K && (k0 + GEMM_KC < p->K || nkb == 1) && p->ys_n == 1) {
+                                prefetch_outputs(p, mb * CONV_MR, width, n0, cols, it.yo);
+                            }
                         }
                     }
-                }
-                for (mb = it.mb0; mb < it.mb1; ++mb) {
-                    const unsigned width = gemm_block_width(p, mb);
-                    const uint64_t m0 = mb * CONV_MR;
-                    if (out_fused && width == CONV_MR) continue;
-                    const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
-                    epilogue(p, T + (mb - it.mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, it.co, it.yo);
+                    for (mb = sg; mb < sg1; ++mb) {
+                        const unsigned width = gemm_block_width(p, mb);
+                        const uint64_t m0 = mb * CONV_MR;
+                        if (out_fused && width == CONV_MR) continue;
+                        const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
+                        epilogue(p, T + (mb - sg) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, it.co, it.yo);
+                    }
                 }
             }
             if (pf.left) gemm_pf_burst(&pf, pf.left);
