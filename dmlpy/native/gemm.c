@@ -615,6 +615,9 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
         }
         if (have_next_item) it = nx;
     }
+#if defined(CONV_AVX512)
+    if (p->nt_out) _mm_sfence(); /* the streamed stores are visible before the caller joins */
+#endif
 }
 
 /* ---- the row-streaming path (a few rows of A: matrix-vector products) ------------------------------ */
