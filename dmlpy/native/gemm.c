@@ -70,6 +70,9 @@
 #ifndef GEMM_MB_SUB
 #define GEMM_MB_SUB 8 /* M blocks whose tiles (8 x 1.5 KB) share L1 with a B block (30 KB) */
 #endif
+#ifndef GEMM_CHUNKS_PER_THREAD
+#define GEMM_CHUNKS_PER_THREAD 2u
+#endif
 #ifndef GEMM_NT_BYTES
 #define GEMM_NT_BYTES ((uint64_t)2 << 20) /* outputs of this size and more are stored around the caches */
 #endif
@@ -869,7 +872,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_a_run, p);
         items = p->nbatch * p->m_items * p->n_items;
         /* chunks of a few items: a chunk's next group (in its next item) is streamed while the current one runs */
-        dmlpy_parallel_for(items, threads <= 1 ? items : (items / (2u * threads) ? items / (2u * threads) : 1), threads, compute_run, p);
+        dmlpy_parallel_for(items, threads <= 1 ? items : (items / (GEMM_CHUNKS_PER_THREAD * threads) ? items / (GEMM_CHUNKS_PER_THREAD * threads) : 1), threads, compute_run, p);
     }
     conv_scratch_put(block);
     return DMLPY_OK;
