@@ -18,8 +18,13 @@
  * beyond N) GEMM_PACK_PANELS at a time into a per-worker buffer, and run K in blocks of GEMM_KC steps (one
  * B block in L1 serves every M block of the item), accumulating into a per-worker tile buffer; the epilogue
  * applies Alpha, Beta * C and the activation and stores through the output's strides. A float32 B' with
- * unit column stride is read in place (no packing) when M is small (its rows are read about once: a
- * matrix-vector product).
+ * unit column stride is read in place (no packing) when M is small (its rows are read about once). With the
+ * AVX-512 kernels, while a pack group runs, the next group's B' rows are brought into L2 a few lines per kernel
+ * step and that group is packed by the kernels of its panels' first M block; full tiles of a plain float32
+ * output are stored by their last K block's kernel, around the caches when the output is large.
+ *
+ * Row-streaming path (AVX-512, M of at most 4, float32 B' with unit column stride: matrix-vector products): B'
+ * read once in its memory order, the same block sums and running sums as the tile kernels (same bits).
  *
  * Direct path: one output at a time in float32 with no scratch, for problems whose scratch would exceed
  * GEMM_SCRATCH_CAP.
@@ -56,6 +61,21 @@
 #ifndef GEMM_PACK_PANELS
 #define GEMM_PACK_PANELS 8 /* B' panels packed together (a row's run of 8 x 48 elements read at once) */
 #endif
+#ifndef GEMM_STREAM
+#define GEMM_STREAM 1
+#endif
+#ifndef GEMM_FUSED
+#define GEMM_FUSED 1 /* a streamed group is packed by its first M block's kernels (where those exist: AVX-512) */
+#endif
+#ifndef GEMM_MB_SUB
+#define GEMM_MB_SUB 8 /* M blocks whose tiles (8 x 1.5 KB) share L1 with a B block (30 KB) */
+#endif
+#ifndef GEMM_CHUNKS_PER_THREAD
+#define GEMM_CHUNKS_PER_THREAD 2u
+#endif
+#ifndef GEMM_NT_BYTES
+#define GEMM_NT_BYTES ((uint64_t)2 << 20) /* outputs of this size and more are stored around the caches */
+#endif
 #ifndef GEMM_ITEMS_PER_THREAD
 #define GEMM_ITEMS_PER_THREAD 8
 #endif
@@ -88,6 +108,7 @@ typedef struct gemm_plan {
     float* bp;           /* per-worker B panel (K x NR) */
     float* tiles;        /* per-worker tile buffer (mb_per_item x MR x NR) */
     uint64_t tile_floats;
+    int nt_out; /* output stored around the caches (much larger than L2: the packed operands stay cached) */
 } gemm_plan;
 
 /* Element offsets of batch b in A, B, C and the output. */
@@ -154,6 +175,40 @@ static void pack_a_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
         uint64_t ao, bo, co, yo, kk;
         unsigned m;
         batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
+#if defined(CONV_AVX512)
+        if (!p->half && p->as_k == 1 && width == 8 && mb * CONV_MR + 8 <= p->M) {
+            /* eight float32 rows with unit K stride: 8 x 8 blocks transposed in registers */
+            const float* src = (const float*)p->a + ao + mb * CONV_MR * p->as_m;
+            const uint64_t sm = p->as_m;
+            for (kk = 0; kk + 8 <= p->K; kk += 8) {
+                const float* s0 = src + kk;
+                const __m256 r0 = _mm256_loadu_ps(s0), r1 = _mm256_loadu_ps(s0 + sm), r2 = _mm256_loadu_ps(s0 + 2 * sm);
+                const __m256 r3 = _mm256_loadu_ps(s0 + 3 * sm), r4 = _mm256_loadu_ps(s0 + 4 * sm), r5 = _mm256_loadu_ps(s0 + 5 * sm);
+                const __m256 r6 = _mm256_loadu_ps(s0 + 6 * sm), r7 = _mm256_loadu_ps(s0 + 7 * sm);
+                const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+                const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+                const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+                const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+                const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+                const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+                const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+                const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+                float* d = panel + kk * 8;
+                _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+                _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(u1, u5, 0x20));
+                _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(u2, u6, 0x20));
+                _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(u3, u7, 0x20));
+                _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(u0, u4, 0x31));
+                _mm256_storeu_ps(d + 40, _mm256_permute2f128_ps(u1, u5, 0x31));
+                _mm256_storeu_ps(d + 48, _mm256_permute2f128_ps(u2, u6, 0x31));
+                _mm256_storeu_ps(d + 56, _mm256_permute2f128_ps(u3, u7, 0x31));
+            }
+            for (; kk < p->K; ++kk) {
+                for (m = 0; m < 8; ++m) panel[kk * 8 + m] = src[m * sm + kk];
+            }
+            continue;
+        }
+#endif
         for (m = 0; m < width; ++m) {
             const uint64_t row = mb * CONV_MR + m;
             float* dst = panel + m;
@@ -253,8 +308,8 @@ static void prefetch_outputs(const gemm_plan* p, uint64_t m0, unsigned rows, uin
     for (m = 0; m < rows && m0 + m < p->M; ++m) {
         const char* row = p->y + (yo + (m0 + m) * p->ys_m + n0) * es;
         uint64_t off;
-        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 1, 2);
-        __builtin_prefetch(row + cols * es - 1, 1, 2);
+        for (off = 0; off < cols * es; off += 64) __builtin_prefetch(row + off, 0, 2);
+        __builtin_prefetch(row + cols * es - 1, 0, 2);
     }
 #else
     (void)p;
@@ -281,7 +336,11 @@ static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned r
             for (m = 0; m < rows; ++m) {
                 float* yrow = (float*)p->y + yo + (m0 + m) * p->ys_m + n0;
                 const float* trow = T + m * ts;
-                for (j = 0; j + 16 <= cols; j += 16) _mm512_storeu_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                if (p->nt_out && ((uintptr_t)yrow & 63) == 0) {
+                    for (j = 0; j + 16 <= cols; j += 16) _mm512_stream_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                } else {
+                    for (j = 0; j + 16 <= cols; j += 16) _mm512_storeu_ps(yrow + j, _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
+                }
                 if (j < cols) _mm512_mask_storeu_ps(yrow + j, mask_n(cols - j), _mm512_mul_ps(alpha, _mm512_load_ps(trow + j)));
             }
             return;
@@ -321,59 +380,414 @@ static void epilogue(const gemm_plan* p, const float* T, uint64_t ts, unsigned r
 
 /* ---- compute items ------------------------------------------------------------------------------- */
 
-/* Item (batch of the group, run of M blocks, run of panels). */
+/* A stream of cache lines to bring into L2 a few per kernel step: B' rows (rs bytes apart) of the next pack group,
+ * `lines` lines from each row's 64-byte aligned start. */
+typedef struct gemm_pf {
+    const char* row; /* current row's first line */
+    uint64_t col;    /* next line of it */
+    uint64_t lines;  /* lines per row */
+    uint64_t rs;     /* row stride in bytes */
+    uint64_t left;   /* lines still to ask for */
+    uint64_t quota;  /* lines per kernel call */
+} gemm_pf;
+
+#if defined(CONV_AVX512) && CONV_NV == 3
+/* The full 8 x 48 tile over B rows ldb floats apart, as kernel_ld_8 computes it (the same products in the same
+ * order), which also asks for up to n lines of the prefetch stream, one per k step, and, with pack, copies the B
+ * rows it reads into the packed panel P (rows of CONV_NR floats): the panel's first M block packs it from the
+ * source rows the stream brought into L2, so no separate packing pass waits on memory. */
+typedef struct gemm_out {
+    float* y;    /* the tile's first output */
+    uint64_t ys; /* row stride in floats */
+    float alpha;
+    int nt;      /* streaming stores (y and ys 64-byte aligned) */
+} gemm_out;
+#define ROW_OUT(m)                                                                                           \
+    _mm512_storeu_ps(Y + m * ys, _mm512_mul_ps(al, c##m##a));                                               \
+    _mm512_storeu_ps(Y + m * ys + 16, _mm512_mul_ps(al, c##m##b));                                          \
+    _mm512_storeu_ps(Y + m * ys + 32, _mm512_mul_ps(al, c##m##c));
+#define ROW_OUT_NT(m)                                                                                        \
+    _mm512_stream_ps(Y + m * ys, _mm512_mul_ps(al, c##m##a));                                               \
+    _mm512_stream_ps(Y + m * ys + 16, _mm512_mul_ps(al, c##m##b));                                          \
+    _mm512_stream_ps(Y + m * ys + 32, _mm512_mul_ps(al, c##m##c));
+#define GEMM_KERNEL_BODY(PACK)                                                                               \
+    {                                                                                                        \
+        uint64_t kk, used = n < K ? (n < pf->left ? n : pf->left) : (K < pf->left ? K : pf->left);            \
+        const char* pr = pf->row;                                                                            \
+        uint64_t col = pf->col;                                                                              \
+        const float* x1 = x0 + 16;                                                                           \
+        const float* x2 = x0 + 32;                                                                           \
+        ROWS_8(ROW_DECL)                                                                                     \
+        CONV_UNROLL                                                                                          \
+        for (kk = 0; kk < K; ++kk) {                                                                         \
+            const float* a = A + kk * 8;                                                                     \
+            if (kk < used) {                                                                                 \
+                _mm_prefetch(pr + col * 64, _MM_HINT_T1);                                                    \
+                if (++col == pf->lines) {                                                                    \
+                    col = 0;                                                                                 \
+                    pr += pf->rs;                                                                            \
+                }                                                                                            \
+            }                                                                                                \
+            B_LOAD(kk * ldb)                                                                                 \
+            if (PACK) {                                                                                      \
+                _mm512_store_ps(P + kk * CONV_NR, b0);                                                       \
+                _mm512_store_ps(P + kk * CONV_NR + 16, b1);                                                  \
+                _mm512_store_ps(P + kk * CONV_NR + 32, b2);                                                  \
+            }                                                                                                \
+            ROWS_8(ROW_FMA)                                                                                  \
+        }                                                                                                    \
+        if (acc) {                                                                                           \
+            ROWS_8(ROW_ADD)                                                                                  \
+        }                                                                                                    \
+        if (out != NULL) { /* the last K block of a plain float32 output: Alpha * sum stored, as the epilogue */ \
+            const __m512 al = _mm512_set1_ps(out->alpha);                                                    \
+            float* Y = out->y;                                                                               \
+            const uint64_t ys = out->ys;                                                                     \
+            if (out->nt) {                                                                                   \
+                ROWS_8(ROW_OUT_NT)                                                                           \
+            } else {                                                                                         \
+                ROWS_8(ROW_OUT)                                                                              \
+            }                                                                                                \
+        } else {                                                                                             \
+            ROWS_8(ROW_STORE)                                                                                \
+        }                                                                                                    \
+        pf->row = pr;                                                                                        \
+        pf->col = col;                                                                                       \
+        pf->left -= used;                                                                                    \
+    }
+
+static void gemm_kernel_8(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict C, int acc,
+                          gemm_pf* pf, uint64_t n, const gemm_out* out) {
+    float* P = NULL;
+    (void)P;
+    GEMM_KERNEL_BODY(0)
+}
+
+static void gemm_kernel_8_pack(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict P,
+                               float* restrict C, int acc, gemm_pf* pf, uint64_t n, const gemm_out* out) {
+    GEMM_KERNEL_BODY(1)
+}
+#define GEMM_FUSED_KERNELS 1
+#define GEMM_CAN_FUSE GEMM_FUSED
+#else
+#define GEMM_CAN_FUSE 0
+#endif
+
+/* Asks for the stream's next n lines at once (what a kernel call did not take). */
+static void gemm_pf_burst(gemm_pf* pf, uint64_t n) {
+    if (n > pf->left) n = pf->left;
+    pf->left -= n;
+    while (n--) {
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(pf->row + pf->col * 64, 0, 2);
+#endif
+        if (++pf->col == pf->lines) {
+            pf->col = 0;
+            pf->row += pf->rs;
+        }
+    }
+}
+
+/* Decodes item into its batch of the group, M block range, panel range and element offsets. */
+typedef struct gemm_item {
+    uint64_t bl, mb0, mb1, pn0, pn1, ao, bo, co, yo;
+} gemm_item;
+
+static void gemm_item_decode(const gemm_plan* p, uint64_t item, gemm_item* it) {
+    const uint64_t ni = item % p->n_items, mi = (item / p->n_items) % p->m_items;
+    it->bl = item / p->n_items / p->m_items;
+    it->mb0 = mi * p->mb_per_item;
+    it->mb1 = it->mb0 + p->mb_per_item < p->mblocks ? it->mb0 + p->mb_per_item : p->mblocks;
+    it->pn0 = ni * p->panels_per_item;
+    it->pn1 = it->pn0 + p->panels_per_item < p->npanels ? it->pn0 + p->panels_per_item : p->npanels;
+    batch_offsets(p, p->b0 + it->bl, &it->ao, &it->bo, &it->co, &it->yo);
+}
+
+/* Items begin .. end - 1 (batch of the group, run of M blocks, run of panels), panels GEMM_PACK_PANELS at a time
+ * (a pack group). While a group runs, the next group of the range (in this item or the next) has its B' rows
+ * brought into L2 a few lines per kernel step; that group is then packed by the kernels of its panels' first M
+ * block (fused), instead of by a pass that waits on memory (the range's first group is packed that way). */
 static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const gemm_plan* p = (const gemm_plan*)vp;
     float* bp = p->bp + (uint64_t)worker * p->K * CONV_NR * GEMM_PACK_PANELS;
     float* T = p->tiles + (uint64_t)worker * p->tile_floats;
+    const uint64_t nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
+    const uint64_t es = p->half ? 2 : 4;
+    const int stream = GEMM_STREAM && !p->direct_b && p->bs_n == 1;
+    const int plain_out = (p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY) && p->c == NULL && !p->half &&
+                          p->ys_n == 1;
+    int warm = 0; /* the current group's rows were streamed into L2 */
     uint64_t item;
+    gemm_item it, nx;
+    gemm_pf pf;
+    memset(&pf, 0, sizeof pf);
+    if (begin < end) gemm_item_decode(p, begin, &it);
     for (item = begin; item < end; ++item) {
-        const uint64_t ni = item % p->n_items, mi = (item / p->n_items) % p->m_items, bl = item / p->n_items / p->m_items;
-        const uint64_t mb0 = mi * p->mb_per_item, mb1 = mb0 + p->mb_per_item < p->mblocks ? mb0 + p->mb_per_item : p->mblocks;
-        const uint64_t pn0 = ni * p->panels_per_item;
-        const uint64_t pn1 = pn0 + p->panels_per_item < p->npanels ? pn0 + p->panels_per_item : p->npanels;
-        const float* ag = p->ap + bl * p->a_floats;
-        uint64_t ao, bo, co, yo, pn;
-        batch_offsets(p, p->b0 + bl, &ao, &bo, &co, &yo);
-        for (pn = pn0; pn < pn1; ++pn) {
-            const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
-            const int direct = p->direct_b && cols == CONV_NR;
-            const uint64_t ldb = direct ? p->bs_k : CONV_NR;
-            const float* panel;
-            uint64_t k0, mb;
-            if (direct) {
-                panel = NULL;
-            } else if (p->direct_b) {
-                pack_b_panels(p, bp, bo, n0, 1); /* the partial last panel */
-                panel = bp;
-            } else {
-                /* panels packed GEMM_PACK_PANELS at a time: the group's first panel packs them */
-                const uint64_t q = (pn - pn0) % GEMM_PACK_PANELS;
-                if (q == 0) pack_b_panels(p, bp, bo, n0, pn1 - pn < GEMM_PACK_PANELS ? pn1 - pn : GEMM_PACK_PANELS);
-                panel = bp + q * p->K * CONV_NR;
+        const float* ag = p->ap + it.bl * p->a_floats;
+        uint64_t g0;
+        int have_next_item = item + 1 < end;
+        if (have_next_item) gemm_item_decode(p, item + 1, &nx);
+        for (g0 = it.pn0; g0 < it.pn1; g0 += GEMM_PACK_PANELS) {
+            const uint64_t np = it.pn1 - g0 < GEMM_PACK_PANELS ? it.pn1 - g0 : GEMM_PACK_PANELS;
+            const int packed = !p->direct_b && !warm; /* the whole group packed up front */
+            uint64_t pn;
+            if (packed) pack_b_panels(p, bp, it.bo, g0 * CONV_NR, np);
+            /* the stream of the next group's rows */
+            pf.left = 0;
+            if (stream && (g0 + np < it.pn1 || have_next_item)) {
+                const uint64_t ng0 = g0 + np < it.pn1 ? g0 + np : nx.pn0;
+                const uint64_t npn1 = g0 + np < it.pn1 ? it.pn1 : nx.pn1;
+                const uint64_t nbo = g0 + np < it.pn1 ? it.bo : nx.bo;
+                const uint64_t nn0 = ng0 * CONV_NR;
+                const uint64_t nnp = npn1 - ng0 < GEMM_PACK_PANELS ? npn1 - ng0 : GEMM_PACK_PANELS;
+                const uint64_t span = (p->N - nn0 < nnp * CONV_NR ? p->N - nn0 : nnp * CONV_NR) * es;
+                const uintptr_t start = (uintptr_t)(p->b + (nbo + nn0) * es);
+                const uint64_t calls = np * nkb * (it.mb1 - it.mb0);
+                pf.row = (const char*)(start & ~(uintptr_t)63);
+                pf.col = 0;
+                pf.rs = p->bs_k * es;
+                pf.lines = (span + (start & 63) + 63) / 64 + ((pf.rs & 63) != 0);
+                pf.left = pf.lines * p->K;
+                pf.quota = (pf.left + calls - 1) / calls;
             }
-            for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
-                const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
-                const float* x0 = direct ? (const float*)p->b + bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
-                const float* xv[CONV_NV];
-                unsigned v;
-                for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
-                for (mb = mb0; mb < mb1; ++mb) {
-                    const unsigned width = gemm_block_width(p, mb);
-                    run_kernel_ld(width, kn, ag + mb * CONV_MR * p->K + k0 * width, xv, ldb,
-                                  T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, k0 != 0);
-                    if (k0 == 0 && p->ys_n == 1) prefetch_outputs(p, mb * CONV_MR, width, n0, cols, yo);
+            for (pn = g0; pn < g0 + np; ++pn) {
+                const uint64_t n0 = pn * CONV_NR, cols = p->N - n0 < CONV_NR ? p->N - n0 : CONV_NR;
+                const int direct = p->direct_b && cols == CONV_NR;
+                float* panel = bp + (pn - g0) * p->K * CONV_NR;
+                /* fused packing: a warm float32 full panel whose first M block is a full one */
+                const int fused = GEMM_CAN_FUSE && !packed && !p->direct_b && !p->half && p->bs_n == 1 && cols == CONV_NR &&
+                                  gemm_block_width(p, it.mb0) == CONV_MR;
+                const uint64_t ldb = direct ? p->bs_k : CONV_NR;
+                /* full tiles of a plain float32 output are stored by their last K block's kernel */
+                const int out_fused = GEMM_CAN_FUSE && plain_out && cols == CONV_NR && !direct;
+                uint64_t k0, mb, sg;
+                if (!packed && !direct && !fused) pack_b_panels(p, panel, it.bo, n0, 1);
+                /* M blocks GEMM_MB_SUB at a time: their running sums (tiles) stay in L1 next to the B block */
+                for (sg = it.mb0; sg < it.mb1; sg += GEMM_MB_SUB) {
+                    const uint64_t sg1 = sg + GEMM_MB_SUB < it.mb1 ? sg + GEMM_MB_SUB : it.mb1;
+                    for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
+                        const uint64_t kn = p->K - k0 < GEMM_KC ? p->K - k0 : GEMM_KC;
+                        const float* x0 = direct ? (const float*)p->b + it.bo + k0 * p->bs_k + n0 : panel + k0 * CONV_NR;
+                        const float* xv[CONV_NV];
+                        unsigned v;
+                        for (v = 0; v < CONV_NV; ++v) xv[v] = x0 + 16 * v;
+                        for (mb = sg; mb < sg1; ++mb) {
+                            const unsigned width = gemm_block_width(p, mb);
+                            const float* am = ag + mb * CONV_MR * p->K + k0 * width;
+                            float* tile = T + (mb - sg) * (uint64_t)CONV_MR * CONV_NR;
+                            uint64_t quota = pf.left ? pf.quota : 0;
+#if defined(GEMM_FUSED_KERNELS)
+                            gemm_out ot, *out = NULL;
+                            if (out_fused && width == CONV_MR && k0 + kn == p->K) {
+                                ot.y = (float*)p->y + it.yo + mb * CONV_MR * p->ys_m + n0;
+                                ot.ys = p->ys_m;
+                                ot.alpha = p->alpha;
+                                ot.nt = p->nt_out && ((uintptr_t)ot.y & 63) == 0 && ((p->ys_m * 4) & 63) == 0;
+                                out = &ot;
+                            }
+                            if (fused && mb == it.mb0) {
+                                gemm_kernel_8_pack(kn, am, (const float*)p->b + it.bo + k0 * p->bs_k + n0, p->bs_k,
+                                                   panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota, out);
+                                quota = quota > kn ? quota - kn : 0;
+                            } else if (width == CONV_MR && !direct) {
+                                gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota, out);
+                                quota = quota > kn ? quota - kn : 0;
+                            } else
+#endif
+                            {
+                                run_kernel_ld(width, kn, am, xv, ldb, tile, k0 != 0);
+                            }
+                            if (quota && pf.left) gemm_pf_burst(&pf, quota);
+                            /* the output lines into L2 one K block ahead of the epilogue (earlier, they would be evicted again) */
+                            if (!p->nt_out && k0 + 2 * GEMM_KC >= p->K && (k0 + GEMM_KC < p->K || nkb == 1) && p->ys_n == 1) {
+                                prefetch_outputs(p, mb * CONV_MR, width, n0, cols, it.yo);
+                            }
+                        }
+                    }
+                    for (mb = sg; mb < sg1; ++mb) {
+                        const unsigned width = gemm_block_width(p, mb);
+                        const uint64_t m0 = mb * CONV_MR;
+                        if (out_fused && width == CONV_MR) continue;
+                        const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
+                        epilogue(p, T + (mb - sg) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, it.co, it.yo);
+                    }
                 }
             }
-            for (mb = mb0; mb < mb1; ++mb) {
-                const unsigned width = gemm_block_width(p, mb);
-                const uint64_t m0 = mb * CONV_MR;
-                const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
-                epilogue(p, T + (mb - mb0) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, co, yo);
+            if (pf.left) gemm_pf_burst(&pf, pf.left);
+            warm = stream;
+        }
+        if (have_next_item) it = nx;
+    }
+#if defined(CONV_AVX512)
+    if (p->nt_out) _mm_sfence(); /* the streamed stores are visible before the caller joins */
+#endif
+}
+
+/* ---- the row-streaming path (a few rows of A: matrix-vector products) ------------------------------ */
+
+#if defined(CONV_AVX512)
+/* With M of at most GEMM_ROWS_MAX_M, B' (float32, unit column stride) is read once, row after row in its memory
+ * order (whole rows, or column chunks of them), at the memory's full speed: item (batch, K block, column chunk)
+ * sums its block's products for every output of the chunk,
+ *   S[b][j][m][n] = sum over k of block j of A'[b, m, k] * B'[b, k, n]
+ * one fused multiply-add per product in increasing k from 0, into L1-resident rows of the scratch; a second pass
+ * adds the block sums in increasing j (T = S_j + T, the first stored as it is) and runs the epilogue. The blocked
+ * kernels compute exactly these block sums and running sums, so both paths give the same bits for any thread
+ * count (which splits items, never a sum). */
+#ifndef GEMM_ROWS_MAX_M
+#define GEMM_ROWS_MAX_M 4
+#endif
+#ifndef GEMM_ROWS_SCRATCH
+#define GEMM_ROWS_SCRATCH ((uint64_t)16 << 20) /* bytes of block sums at most; beyond: the blocked path */
+#endif
+
+typedef struct gemm_rows {
+    const gemm_plan* p;
+    uint64_t nkb;       /* K blocks */
+    uint64_t whole;     /* the first `whole` K blocks are items of whole rows (memory order) */
+    uint64_t nchunks;   /* the other blocks (fewer than the threads) are split into nchunks column chunks */
+    uint64_t chunk;     /* columns per chunk (a multiple of 16) */
+    uint64_t per_batch; /* items per batch */
+    uint64_t ld;                  /* floats per scratch row: N rounded up to 16 */
+    float* s;                     /* [batch][nkb][M][ld] */
+} gemm_rows;
+
+static void rows_sum(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_rows* r = (const gemm_rows*)vp;
+    const gemm_plan* p = r->p;
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        const uint64_t b = item / r->per_batch, i = item % r->per_batch;
+        const uint64_t j = i < r->whole ? i : r->whole + (i - r->whole) / r->nchunks;
+        const uint64_t c = i < r->whole ? 0 : (i - r->whole) % r->nchunks;
+        const uint64_t c0 = i < r->whole ? 0 : c * r->chunk;
+        const uint64_t c1 = i < r->whole ? p->N : (c0 + r->chunk < p->N ? c0 + r->chunk : p->N);
+        const uint64_t k0 = j * GEMM_KC, k1 = k0 + GEMM_KC < p->K ? k0 + GEMM_KC : p->K;
+        float* sb = r->s + (b * r->nkb + j) * p->M * r->ld;
+        uint64_t ao, bo, co, yo, k, n;
+        unsigned m;
+        batch_offsets(p, b, &ao, &bo, &co, &yo);
+        if (c0 >= c1) continue;
+        for (m = 0; m < p->M; ++m) memset(sb + m * r->ld + c0, 0, (c1 - c0) * sizeof(float));
+        /* four rows at a time: each output's sum stays in a register over them (the same products in the same order);
+         * the rows are read in memory order, which the hardware prefetchers follow (software prefetching measured slower) */
+        for (k = k0; k + 4 <= k1; k += 4) {
+            const float* b0 = (const float*)p->b + bo + k * p->bs_k;
+            const float* b1 = b0 + p->bs_k;
+            const float* b2 = b1 + p->bs_k;
+            const float* b3 = b2 + p->bs_k;
+            for (m = 0; m < p->M; ++m) {
+                const float* arow = (const float*)p->a + ao + m * p->as_m + k * p->as_k;
+                const __m512 a0 = _mm512_set1_ps(arow[0]), a1 = _mm512_set1_ps(arow[p->as_k]);
+                const __m512 a2 = _mm512_set1_ps(arow[2 * p->as_k]), a3 = _mm512_set1_ps(arow[3 * p->as_k]);
+                float* srow = sb + m * r->ld;
+                for (n = c0; n + 16 <= c1; n += 16) {
+                    __m512 acc = _mm512_load_ps(srow + n);
+                    acc = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b0 + n), acc);
+                    acc = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b1 + n), acc);
+                    acc = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b2 + n), acc);
+                    acc = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b3 + n), acc);
+                    _mm512_store_ps(srow + n, acc);
+                }
+                if (n < c1) {
+                    const __mmask16 mk = mask_n(c1 - n);
+                    __m512 acc = _mm512_load_ps(srow + n);
+                    acc = _mm512_fmadd_ps(a0, _mm512_maskz_loadu_ps(mk, b0 + n), acc);
+                    acc = _mm512_fmadd_ps(a1, _mm512_maskz_loadu_ps(mk, b1 + n), acc);
+                    acc = _mm512_fmadd_ps(a2, _mm512_maskz_loadu_ps(mk, b2 + n), acc);
+                    acc = _mm512_fmadd_ps(a3, _mm512_maskz_loadu_ps(mk, b3 + n), acc);
+                    _mm512_store_ps(srow + n, acc);
+                }
+            }
+        }
+        for (; k < k1; ++k) {
+            const float* brow = (const float*)p->b + bo + k * p->bs_k;
+            for (m = 0; m < p->M; ++m) {
+                const __m512 av = _mm512_set1_ps(((const float*)p->a)[ao + m * p->as_m + k * p->as_k]);
+                float* srow = sb + m * r->ld;
+                for (n = c0; n + 64 <= c1; n += 64) {
+                    _mm512_store_ps(srow + n, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n), _mm512_load_ps(srow + n)));
+                    _mm512_store_ps(srow + n + 16, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n + 16), _mm512_load_ps(srow + n + 16)));
+                    _mm512_store_ps(srow + n + 32, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n + 32), _mm512_load_ps(srow + n + 32)));
+                    _mm512_store_ps(srow + n + 48, _mm512_fmadd_ps(av, _mm512_loadu_ps(brow + n + 48), _mm512_load_ps(srow + n + 48)));
+                }
+                for (; n < c1; n += 16) {
+                    const __mmask16 mk = mask_n(c1 - n);
+                    _mm512_store_ps(srow + n, _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, brow + n), _mm512_load_ps(srow + n)));
+                }
             }
         }
     }
 }
+
+/* Item (batch, column chunk): the block sums added in order, then the epilogue. */
+static void rows_finish(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const gemm_rows* r = (const gemm_rows*)vp;
+    const gemm_plan* p = r->p;
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        const uint64_t b = item, c0 = 0, c1 = p->N;
+        float* t = r->s + b * r->nkb * p->M * r->ld;
+        uint64_t ao, bo, co, yo, j, n;
+        unsigned m;
+        if (c0 >= c1) continue;
+        batch_offsets(p, b, &ao, &bo, &co, &yo);
+        for (j = 1; j < r->nkb; ++j) {
+            const float* sj = t + j * p->M * r->ld;
+            for (m = 0; m < p->M; ++m) {
+                for (n = c0; n < c1; n += 16) {
+                    _mm512_store_ps(t + m * r->ld + n, _mm512_add_ps(_mm512_load_ps(sj + m * r->ld + n), _mm512_load_ps(t + m * r->ld + n)));
+                }
+            }
+        }
+        epilogue(p, t + c0, r->ld, (unsigned)p->M, c1 - c0, 0, c0, co, yo);
+    }
+}
+
+/* Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not one for this path. */
+static int32_t run_rows(gemm_plan* p, UINT threadCount) {
+    gemm_rows r;
+    uint64_t floats, items, limit;
+    unsigned threads;
+    char* block;
+    if (p->half || p->bs_n != 1 || p->M > GEMM_ROWS_MAX_M || p->M == 0 || p->N == 0 || p->K == 0) return -1;
+    r.p = p;
+    r.nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
+    r.ld = (p->N + 15) & ~(uint64_t)15;
+    if ((double)p->batch * (double)r.nkb * (double)p->M * (double)r.ld * 4.0 > (double)GEMM_ROWS_SCRATCH) return -1;
+    floats = p->batch * r.nkb * p->M * r.ld;
+    limit = threadCount ? threadCount : dmlpy_online_cpus();
+    {
+        /* the elements moved, B's twice (as the blocked path counts them) */
+        const double w = (double)p->batch * ((double)p->M * (double)p->N * (double)p->K / 4.0 + 2.0 * (double)p->K * (double)p->N);
+        const uint64_t work = w > 1.8e19 ? UINT64_MAX : (uint64_t)w;
+        threads = dmlpy_choose_threads(work, p->batch * r.nkb * (limit < 16 ? limit : 16), threadCount);
+        /* items of whole rows (B' read in its memory order); a remainder of K blocks that does not split evenly
+         * between the threads (one batch) is split by columns */
+        r.nchunks = threads > 1 && p->batch == 1 && r.ld >= 64 * (uint64_t)threads ? threads : 1;
+        r.whole = r.nchunks > 1 ? r.nkb - r.nkb % r.nchunks : r.nkb;
+        r.chunk = ((r.ld + r.nchunks - 1) / r.nchunks + 15) & ~(uint64_t)15;
+        r.per_batch = r.whole + (r.nkb - r.whole) * r.nchunks;
+        items = p->batch * r.per_batch;
+        if (threads > items) threads = (unsigned)items;
+    }
+    block = (char*)conv_scratch_get(floats * sizeof(float) + 64);
+    if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    r.s = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
+    dmlpy_parallel_for(items, 1, threads, rows_sum, &r);
+    dmlpy_parallel_for(p->batch, 1, threads < p->batch ? threads : (unsigned)p->batch, rows_finish, &r);
+    conv_scratch_put(block);
+    return DMLPY_OK;
+}
+#else
+static int32_t run_rows(gemm_plan* p, UINT threadCount) {
+    (void)p;
+    (void)threadCount;
+    return -1;
+}
+#endif
 
 /* The blocked path. Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the scratch would be too large. */
 static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
@@ -392,6 +806,10 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     if (p->a_floats > GEMM_SCRATCH_CAP / sizeof(float)) return -1;
     p->npanels = (p->N + CONV_NR - 1) / CONV_NR;
     p->direct_b = !p->half && p->bs_n == 1 && p->M <= GEMM_DIRECT_B_ROWS;
+    {
+        const double out_bytes = (double)p->batch * (double)p->M * (double)p->N * (p->half ? 2.0 : 4.0);
+        p->nt_out = out_bytes >= (double)GEMM_NT_BYTES;
+    }
 
     /* M blocks per item: the packed A an item runs over stays in L2 */
     p->mb_per_item = GEMM_MC_FLOATS / (CONV_MR * p->K);
@@ -453,7 +871,8 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
         if (pt > threads) pt = threads;
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_a_run, p);
         items = p->nbatch * p->m_items * p->n_items;
-        dmlpy_parallel_for(items, threads <= 1 ? items : 1, threads, compute_run, p);
+        /* chunks of a few items: a chunk's next group (in its next item) is streamed while the current one runs */
+        dmlpy_parallel_for(items, threads <= 1 ? items : (items / (GEMM_CHUNKS_PER_THREAD * threads) ? items / (GEMM_CHUNKS_PER_THREAD * threads) : 1), threads, compute_run, p);
     }
     conv_scratch_put(block);
     return DMLPY_OK;
@@ -561,7 +980,8 @@ int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_B
     p.ys_m = yt.strides[rank - 2];
     p.ys_n = yt.strides[rank - 1];
 
-    st = run_blocked(&p, threadCount);
+    st = run_rows(&p, threadCount);
+    if (st < 0) st = run_blocked(&p, threadCount);
     if (st < 0) {
         const uint64_t rows = p.batch * p.M;
         double macs = (double)rows * (double)p.N * (double)p.K;

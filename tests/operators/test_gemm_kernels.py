@@ -321,12 +321,28 @@ def test_native_matches_numpy_on_random_cases(numpy_device: dmlpy.Device, seed: 
     np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), **tolerance, err_msg=str(desc))
 
 
-def test_the_thread_count_does_not_change_a_byte(rng: np.random.Generator) -> None:
-    m, k, n = 130, 300, 700
+# Each path of the C kernel (docs/deviations.md, GEMM: the answer depends on neither the thread count nor the strides)
+_PATH_CASES = [
+    pytest.param(1, 2048, 1000, id="one row: B read once row after row, 13 K blocks"),
+    pytest.param(3, 500, 200, id="three rows: B read row after row, a partial last K block"),
+    pytest.param(12, 300, 200, id="twelve rows: B read in place by the tile kernels"),
+    pytest.param(130, 300, 700, id="packed B panels, partial tiles at both edges"),
+    pytest.param(256, 200, 2112, id="several pack groups streamed and packed by their first M block, the 2 MB output stored around the caches"),
+]
+
+
+@pytest.mark.parametrize(("m", "k", "n"), _PATH_CASES)
+def test_the_thread_count_and_the_b_layout_do_not_change_a_byte(m: int, k: int, n: int, rng: np.random.Generator) -> None:
     a, b = rng.standard_normal((1, 1, m, k)).astype(np.float32), rng.standard_normal((1, 1, k, n)).astype(np.float32)
     desc = gemm_desc(a.shape, b.shape, (1, 1, m, n))
     one, two = run(native_device(threads=1), desc, a, b), run(native_device(threads=2), desc, a, b)
     assert one.tobytes() == two.tobytes()
+    # B stored transposed (TransB): its columns strided, so the rows go through the packing tile kernels
+    stored = np.ascontiguousarray(np.swapaxes(b, -1, -2))
+    transposed = run(native_device(threads=1), gemm_desc(a.shape, stored.shape, (1, 1, m, n), trans_b=True), a, stored)
+    assert transposed.tobytes() == one.tobytes()
+    expected = a[0, 0].astype(np.float64) @ b[0, 0].astype(np.float64)
+    np.testing.assert_allclose(one[0, 0], expected, rtol=1e-5, atol=2e-6 * k)
 
 
 # ---------------------------------------------------------------------------------------
@@ -361,7 +377,7 @@ DIRECT_CASES = [
     pytest.param(gemm_desc((1, 1, 2, 3), (1, 1, 3, 4), (1, 1, 2, 4), (1, 1, 1, 4)), [24, 48, 16], 32, "DMLPY_E_INVALID_DESC", id="C's sizes are not the output's"),
     pytest.param(gemm_desc((1, 1, 2, 3), (1, 1, 3, 4), (1, 1, 2, 4)), [24, 48, 16], 32, "DMLPY_E_INVALID_ARGUMENT", id="a buffer bound to C of a desc without C"),
     pytest.param(gemm_desc((1, 1, 2, 3), (1, 1, 3, 4), (1, 1, 2, 4), strides={"b": (0, 0, 2**31, 1)}), [24, 48, 0], 32, "DMLPY_E_BUFFER_TOO_SMALL",
-                 id="B's strides reach far beyond its buffer"),  # fmt: skip
+                 id="B's strides reach far beyond its buffer"),
 ]
 
 
