@@ -396,7 +396,7 @@ def test_identity_into_an_nhwc_output_is_a_transpose_of_the_very_bits(threads: i
 
 
 def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline() -> None:
-    from dmlpy.backends import native  # noqa: PLC0415
+    from dmlpy.backends import native
 
     ffi, lib = native.library()
     runnable = ffi.string(lib.dmlpy_native_isa_runnable()).decode().split()
@@ -495,7 +495,7 @@ def test_native_covers_every_registered_c_operator() -> None:
 
 def c_call(desc: Any, in_buffers: list[np.ndarray | None], out_buffer: np.ndarray, *, input_count: int | None = None) -> str:
     """dmlpy_execute on raw byte arrays; returns the status name."""
-    from dmlpy.backends import native  # noqa: PLC0415
+    from dmlpy.backends import native
 
     ffi, lib = native.library()
     lowered = native.Lowered(desc)

@@ -167,57 +167,57 @@ def _nhwc(kind: str, dtype: Any, shape: Any, out: Any, mode: MODE, scales: Any, 
 
 CASES: list[Any] = [
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 3, 9, 700), (1, 3, 18, 1400), LINEAR, (1, 1, 2, 2)), F32,
-                 id="2x bilinear at pixel centres, rows of 1400 outputs crossing a chunk end (the row fast path)"),  # fmt: skip
+                 id="2x bilinear at pixel centres, rows of 1400 outputs crossing a chunk end (the row fast path)"),
     pytest.param(lambda: make_desc("RESAMPLE2", F16, (2, 4, 7, 33), (2, 4, 14, 66), LINEAR, (1, 1, 2, 2)), F16, id="2x bilinear FLOAT16"),
     pytest.param(lambda: make_desc("RESAMPLE", F32, (1, 2, 5, 9), (1, 2, 10, 18), LINEAR, (1, 1, 2, 2)), F32, id="RESAMPLE 2x linear: the same pattern"),
     pytest.param(lambda: _nhwc("RESAMPLE3", F32, (1, 16, 7, 9), (1, 16, 14, 18), LINEAR, (1, 1, 2, 2)), F32,
-                 id="NHWC strides: the channels are the vector axis, H and W nest"),  # fmt: skip
+                 id="NHWC strides: the channels are the vector axis, H and W nest"),
     pytest.param(lambda: _nhwc("RESAMPLE2", F16, (2, 5, 6, 7), (2, 5, 4, 12), NEAREST, (1, 1, 0.7, 1.7), direction=AXIS.DECREASING), F16,
-                 id="NHWC nearest DECREASING FLOAT16: only gathers"),  # fmt: skip
+                 id="NHWC nearest DECREASING FLOAT16: only gathers"),
     pytest.param(lambda: _nhwc("RESAMPLE3", F16, (2, 24, 9, 11), (2, 24, 13, 25), LINEAR, (1, 1, 1.5, 2.3)), F16,
-                 id="NHWC FLOAT16 linear: blocks of pixels x channels"),  # fmt: skip
+                 id="NHWC FLOAT16 linear: blocks of pixels x channels"),
     pytest.param(lambda: _nhwc("RESAMPLE3", F32, (2, 24, 9, 11), (2, 24, 13, 25), LINEAR, (1, 1, 1.5, 2.3)), F32,
                  id="NHWC FLOAT32 linear: outputs of one and two taps straight to the output"),
     pytest.param(lambda: _nhwc("RESAMPLE3", F32, (1, 8, 30, 40), (1, 8, 7, 9), LINEAR, (1, 1, 0.23, 0.22), antialiased=True), F32,
                  id="NHWC FLOAT32 antialiased: outputs of many taps straight to the output"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 5, 6, 7), (1, 5, 12, 14), LINEAR, (1, 1, 2, 2), in_strides=(6 * 7 * 8, 1, 7 * 8, 8),
-                                   out_strides=(12 * 14 * 9, 1, 14 * 9, 9)), F32, id="NHWC with padded pixels: the channel blocks are not one run"),  # fmt: skip
+                                   out_strides=(12 * 14 * 9, 1, 14 * 9, 9)), F32, id="NHWC with padded pixels: the channel blocks are not one run"),
     pytest.param(lambda: make_desc("RESAMPLE2", F32, (1, 2, 5, 6), (1, 2, 5, 9), LINEAR, (1, 1, 1, 1.5), in_strides=(60, 30, 1, 5),
-                                   out_strides=(90, 45, 1, 5)), F32, id="W resampled in an HW-transposed layout: H is the lane axis"),  # fmt: skip
+                                   out_strides=(90, 45, 1, 5)), F32, id="W resampled in an HW-transposed layout: H is the lane axis"),
     pytest.param(lambda: _nhwc("RESAMPLE3", F32, (1, 2000, 1, 600), (1, 2000, 1, 1), LINEAR, (1, 1, 1, 1e-3), antialiased=True), F32,
-                 id="a filter over 600 pixels of 2000 channels: blocks too large, rows instead"),  # fmt: skip
+                 id="a filter over 600 pixels of 2000 channels: blocks too large, rows instead"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 2, 6, 10), (1, 2, 9, 15), LINEAR, (1, 1, 1.5, 1.5), in_strides=(200, 100, 12, 1),
-                                   out_strides=(400, 200, 20, 1)), F32, id="padded input and output rows"),  # fmt: skip
+                                   out_strides=(400, 200, 20, 1)), F32, id="padded input and output rows"),
     pytest.param(lambda: make_desc("RESAMPLE1", F32, (2, 3, 4, 5), (2, 3, 7, 3), LINEAR, (1, 1, 1.75, 0.6), in_strides=(0, 20, 5, 1)), F32,
-                 id="a broadcast input (stride 0 over N)"),  # fmt: skip
+                 id="a broadcast input (stride 0 over N)"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 1, 4, 6), (1, 1, 8, 12), LINEAR, (1, 1, 2, 2), out_strides=(0, 0, 0, 1)), F32,
-                 id="an output whose strides overlap (staged: the last row written wins)"),  # fmt: skip
+                 id="an output whose strides overlap (staged: the last row written wins)"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 2, 50, 60), (1, 2, 7, 6), LINEAR, (1, 1, 1 / 7, 0.1), antialiased=True), F32,
-                 id="antialiased 1/7x and 1/10x"),  # fmt: skip
+                 id="antialiased 1/7x and 1/10x"),
     pytest.param(lambda: make_desc("RESAMPLE3", F16, (1, 3, 40, 40), (1, 3, 13, 9), LINEAR, (1, 1, 1 / 3, 0.22), antialiased=True), F16,
-                 id="antialiased FLOAT16"),  # fmt: skip
+                 id="antialiased FLOAT16"),
     pytest.param(lambda: make_desc("RESAMPLE3", np.uint8, (1, 3, 20, 20), (1, 3, 6, 5), LINEAR, (1, 1, 0.3, 0.25), antialiased=True), np.uint8,
-                 id="antialiased UINT8, truncated"),  # fmt: skip
+                 id="antialiased UINT8, truncated"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (6,), (4,), LINEAR, (1e-3,), antialiased=True), F32, id="a filter 2000 taps wide over 6 elements"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (6,), (3,), LINEAR, (1e-30,), antialiased=True), F32, id="Scale 1e-30: the edges in closed form"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (5, 6), (3, 4), LINEAR, (1.0, 1e-44), antialiased=True), F32,
-                 id="a subnormal scale: coordinates overflow to infinity"),  # fmt: skip
+                 id="a subnormal scale: coordinates overflow to infinity"),
     pytest.param(lambda: make_desc("RESAMPLE2", F32, (3, 5), (4, 6), LINEAR, (0.0, -1.5)), F32, id="scales 0 and -1.5: NaN and infinite coordinates"),
     pytest.param(lambda: make_desc("RESAMPLE2", F32, (3, 5), (4, 6), NEAREST, (0.0, -1.5)), F32, id="scales 0 and -1.5, nearest"),
     pytest.param(lambda: make_desc("RESAMPLE1", F32, (3, 5), (4, 6), LINEAR, (1e30, 3e38)), F32, id="scales 1e30 and 3e38: every output at the start"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (4, 5), (4, 6), LINEAR, (1.0, 1.5), (INF, NAN), (-0.5, -INF)), F32,
-                 id="infinite and NaN pixel offsets"),  # fmt: skip
+                 id="infinite and NaN pixel offsets"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (4, 5), (4, 6), NEAREST, (1.0, 1.5), (INF, NAN), (-0.5, -INF)), F32,
-                 id="infinite and NaN pixel offsets, nearest"),  # fmt: skip
+                 id="infinite and NaN pixel offsets, nearest"),
     pytest.param(lambda: make_desc("RESAMPLE2", F32, (5000,), (8500,), LINEAR, (1.7,)), F32, id="rank 1, 8500 outputs in chunks"),
     pytest.param(lambda: make_desc("RESAMPLE2", np.int8, (1, 2, 5, 5), (1, 2, 9, 9), LINEAR, (1, 1, 1.8, 1.8), (0.0,) * 4, (0.0,) * 4), np.int8,
-                 id="INT8 linear, truncated toward zero"),  # fmt: skip
+                 id="INT8 linear, truncated toward zero"),
     pytest.param(lambda: make_desc("RESAMPLE1", F32, (2, 3, 4, 5), (3, 2, 5, 4), NEAREST, (1.5, 0.7, 1.2, 0.8)), F32,
-                 id="every axis resampled, nearest"),  # fmt: skip
+                 id="every axis resampled, nearest"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (3, 4, 5, 6), (5, 6, 4, 9), LINEAR, (1.6, 1.4, 0.9, 1.5)), F32,
-                 id="every axis linear: four nested sums"),  # fmt: skip
+                 id="every axis linear: four nested sums"),
     pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 4, 6, 6), (1, 4, 6, 6), LINEAR, (1, 1, 1, 1)), F32,
-                 id="identity: only 0 + x (no -0 comes out)"),  # fmt: skip
+                 id="identity: only 0 + x (no -0 comes out)"),
 ]
 
 
@@ -255,7 +255,7 @@ def test_a_2x_upsampling_of_a_models_size_matches_onnxruntime(rng: np.random.Gen
         pytest.param(lambda: make_desc("RESAMPLE3", F32, (1, 64, 56, 56), (1, 64, 112, 112), LINEAR, (1, 1, 2, 2)), id="2x bilinear 1x64x56x56"),
         pytest.param(lambda: _nhwc("RESAMPLE3", F32, (1, 64, 56, 56), (1, 64, 112, 112), LINEAR, (1, 1, 2, 2)), id="2x bilinear NHWC"),
         pytest.param(lambda: make_desc("RESAMPLE3", F16, (1, 32, 200, 200), (1, 32, 45, 60), LINEAR, (1, 1, 0.23, 0.3), antialiased=True),
-                     id="antialiased FLOAT16 downsampling"),  # fmt: skip
+                     id="antialiased FLOAT16 downsampling"),
     ],
 )
 def test_one_and_two_threads_give_the_same_bytes(make: Callable[[], Any], rng: np.random.Generator) -> None:
@@ -330,14 +330,14 @@ def _r2(**fields: Any) -> Any:
         pytest.param(lambda: _r2(Scales=[1.0, NAN, 2.0, 2.0]), "DMLPY_E_INVALID_DESC", id="a NaN scale"),
         pytest.param(lambda: _r2(Scales=[1.0, 1.0, 2.0, 1e39]), "DMLPY_E_INVALID_DESC", id="a scale beyond FLOAT (inf as a C float)"),
         pytest.param(lambda: _r2(DimensionCount=3, Scales=[1.0, 2.0, 2.0], InputPixelOffsets=[0.5] * 3, OutputPixelOffsets=[-0.5] * 3),
-                     "DMLPY_E_INVALID_DESC", id="DimensionCount 3 for 4-D tensors"),  # fmt: skip
+                     "DMLPY_E_INVALID_DESC", id="DimensionCount 3 for 4-D tensors"),
         pytest.param(lambda: _r2(Scales=None), "DMLPY_E_NULL_ARGUMENT", id="NULL Scales"),
         pytest.param(lambda: _r2(InputPixelOffsets=None), "DMLPY_E_NULL_ARGUMENT", id="NULL InputPixelOffsets"),
         pytest.param(lambda: _r2(InterpolationMode=2), "DMLPY_E_INVALID_DESC", id="InterpolationMode 2"),
         pytest.param(lambda: _r2(RoundingDirection=2), "DMLPY_E_INVALID_DESC", id="RoundingDirection 2"),
         pytest.param(lambda: _r2(OutputTensor=buffer_tensor(F16, (1, 2, 6, 8))), "DMLPY_E_INVALID_DESC", id="FLOAT32 in, FLOAT16 out"),
         pytest.param(lambda: _r2(InputTensor=buffer_tensor(np.int32, (1, 2, 3, 4)), OutputTensor=buffer_tensor(np.int32, (1, 2, 6, 8))),
-                     "DMLPY_E_INVALID_DESC", id="INT32"),  # fmt: skip
+                     "DMLPY_E_INVALID_DESC", id="INT32"),
         pytest.param(lambda: _r2(OutputTensor=buffer_tensor(F32, (2, 6, 8))), "DMLPY_E_INVALID_DESC", id="a 3-D output for a 4-D input"),
         pytest.param(lambda: _r2(InputTensor=None), "DMLPY_E_NULL_ARGUMENT", id="a NULL input tensor"),
     ],
