@@ -721,28 +721,26 @@ static void rows_sum(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     }
 }
 
-/* Item (batch, column chunk): the block sums added in order, then the epilogue. */
+/* Item b (a batch): its K blocks' sums added in order, then the epilogue. */
 static void rows_finish(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const gemm_rows* r = (const gemm_rows*)vp;
     const gemm_plan* p = r->p;
-    uint64_t item;
+    uint64_t b;
     (void)worker;
-    for (item = begin; item < end; ++item) {
-        const uint64_t b = item, c0 = 0, c1 = p->N;
+    for (b = begin; b < end; ++b) {
         float* t = r->s + b * r->nkb * p->M * r->ld;
         uint64_t ao, bo, co, yo, j, n;
         unsigned m;
-        if (c0 >= c1) continue;
         batch_offsets(p, b, &ao, &bo, &co, &yo);
         for (j = 1; j < r->nkb; ++j) {
             const float* sj = t + j * p->M * r->ld;
             for (m = 0; m < p->M; ++m) {
-                for (n = c0; n < c1; n += 16) {
+                for (n = 0; n < p->N; n += 16) {
                     _mm512_store_ps(t + m * r->ld + n, _mm512_add_ps(_mm512_load_ps(sj + m * r->ld + n), _mm512_load_ps(t + m * r->ld + n)));
                 }
             }
         }
-        epilogue(p, t + c0, r->ld, (unsigned)p->M, c1 - c0, 0, c0, co, yo);
+        epilogue(p, t, r->ld, (unsigned)p->M, p->N, 0, 0, co, yo);
     }
 }
 
