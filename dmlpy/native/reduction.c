@@ -51,8 +51,8 @@
 #include "half.h"
 
 #define RED_CHUNK 256
-#define RED_BLOCK 64 /* columns: a block has RED_BLOCK outputs, the last of a run up to 2 * RED_BLOCK - 1 */
-#define RED_LANES 16
+#define RED_BLOCK 128 /* columns: a block has RED_BLOCK outputs, the last of a run up to 2 * RED_BLOCK - 1 */
+#define RED_LANES 16 /* the exact passes (extremes, finding them) */
 #if defined(__GNUC__) || defined(__clang__)
 #define RED_INLINE static inline __attribute__((always_inline))
 #else
@@ -95,6 +95,41 @@ typedef float red_vh __attribute__((vector_size(RED_VB / 2))); /* the floats tha
         memcpy(&h_, (p), sizeof h_);                   \
         dst = __builtin_convertvector(h_, red_vd);     \
     } while (0)
+#endif
+/* dst = the c (0 <= c <= lanes) values at p, then `pad` in the other lanes; nothing beyond p + c is read. */
+#define RED_PART_ANY(vt, dst, p, c, pad)                                    \
+    do {                                                                    \
+        size_t e_;                                                          \
+        dst = (vt){0} + (pad);                                              \
+        for (e_ = 0; e_ < (size_t)(c); ++e_) dst[e_] = (p)[e_];             \
+    } while (0)
+#if defined(__AVX512F__)
+#define RED_WIDEN_PART(dst, p, c, pad)                                                                        \
+    do {                                                                                                      \
+        const __mmask8 m_ = (__mmask8)((1u << (c)) - 1u);                                                     \
+        dst = (red_vd)_mm512_mask_cvtps_pd(_mm512_set1_pd((double)(pad)), m_, _mm256_maskz_loadu_ps(m_, p)); \
+    } while (0)
+#elif defined(__AVX2__)
+#define RED_WIDEN_PART(dst, p, c, pad)                                                                       \
+    do {                                                                                                     \
+        const __m128i m_ = _mm_cmpgt_epi32(_mm_set1_epi32((int)(c)), _mm_setr_epi32(0, 1, 2, 3));            \
+        dst = (red_vd)_mm256_blendv_pd(_mm256_set1_pd((double)(pad)), _mm256_cvtps_pd(_mm_maskload_ps(p, m_)), \
+                                       _mm256_castsi256_pd(_mm256_cvtepi32_epi64(m_)));                      \
+    } while (0)
+#else
+#define RED_WIDEN_PART(dst, p, c, pad) RED_PART_ANY(red_vd, dst, p, c, pad)
+#endif
+#if defined(__AVX512F__)
+#define RED_LOAD_PART(dst, p, c, pad) \
+    (dst = (red_vf)_mm512_mask_loadu_ps(_mm512_set1_ps(pad), (__mmask16)((1u << (c)) - 1u), p))
+#elif defined(__AVX2__)
+#define RED_LOAD_PART(dst, p, c, pad)                                                                      \
+    do {                                                                                                   \
+        const __m256i m_ = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(c)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); \
+        dst = (red_vf)_mm256_blendv_ps(_mm256_set1_ps(pad), _mm256_maskload_ps(p, m_), _mm256_castsi256_ps(m_)); \
+    } while (0)
+#else
+#define RED_LOAD_PART(dst, p, c, pad) RED_PART_ANY(red_vf, dst, p, c, pad)
 #endif
 #endif
 
@@ -237,6 +272,7 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
 
 #define RW double
 #define RW_FN(name) name##_d
+#define RW_LANES 32
 #define RW_EXP exp
 #define RW_LOG log
 #define RW_SQRT sqrt
@@ -245,12 +281,14 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
 #define RW_V red_vd
 #define RW_NV RED_ND
 #define RW_VLOAD(dst, p) RED_WIDEN(dst, p)
+#define RW_VLOAD_PART(dst, p, c, pad) RED_WIDEN_PART(dst, p, c, pad)
 #define RW_VABS(x) ((red_vd)((red_vl)(x) & 0x7FFFFFFFFFFFFFFFll))
 #endif
 #include "reduction_acc.h" /* it undefines the RW_* parameters */
 
 #define RW float
 #define RW_FN(name) name##_f
+#define RW_LANES 64
 #define RW_EXP expf
 #define RW_LOG logf
 #define RW_SQRT sqrtf
@@ -259,9 +297,19 @@ static void red_load_i(const red_plan* p, uint64_t off, uint64_t j0, size_t n, u
 #define RW_V red_vf
 #define RW_NV RED_NF
 #define RW_VLOAD(dst, p) memcpy(&(dst), (p), sizeof(red_vf))
+#define RW_VLOAD_PART(dst, p, c, pad) RED_LOAD_PART(dst, p, c, pad)
 #define RW_VABS(x) ((red_vf)((red_vi)(x) & 0x7FFFFFFF))
 #endif
 #include "reduction_acc.h" /* it undefines the RW_* parameters */
+
+/* FLOAT32 functions whose sums add in float32 within blocks (a row chunk's lanes, a column's RED_COL_SPAN
+ * positions) and in double across them: the terms cannot lose more than the bound docs/deviations.md states
+ * (L2's square root would turn the sum of squares' underflow into a relative error; MULTIPLY and LOG_SUM_EXP
+ * stay in double). A result that is not finite is computed again in double, so float32's range never shows. */
+static int red_in_float(int func) {
+    return func == DML_REDUCE_FUNCTION_SUM || func == DML_REDUCE_FUNCTION_AVERAGE || func == DML_REDUCE_FUNCTION_L1 ||
+           func == DML_REDUCE_FUNCTION_SUM_SQUARE || func == DML_REDUCE_FUNCTION_LOG_SUM;
+}
 
 /* ---- exact passes over a chunk ---------------------------------------------------------------------- */
 
@@ -418,7 +466,15 @@ static double red_row_value(const red_plan* p, uint64_t off) {
     } else {
         top = 0.0f;
     }
-    if (p->in_kind == RT_F32) {
+    if (p->in_kind == RT_F32 && red_in_float(p->func)) {
+        double total = -0.0;
+        for (j0 = 0; j0 < p->row_len; j0 += n) {
+            n = p->row_len - j0 < RED_CHUNK ? p->row_len - j0 : RED_CHUNK;
+            total += (double)red_row_sum_f(p->func, red_load_f(p, off, j0, (size_t)n, buf), (size_t)n, 0.0f);
+        }
+        if (isfinite(total)) return red_finish_d(p->func, total, 0.0, p->row_len);
+    }
+    if (p->in_kind == RT_F32) { /* and the float sums that overflowed (or met inf or NaN): again in double */
         double total = product ? 1.0 : -0.0;
         for (j0 = 0; j0 < p->row_len; j0 += n) {
             double c;
@@ -613,6 +669,116 @@ RED_INLINE void red_col_group_d(int func, const float* base, const uint64_t* off
 #undef RED_COL_LOOP
 #endif
 
+/* red_in_float's columns: each output adds its terms in position order, in float32 from the function's identity
+ * over RED_COL_SPAN positions, then the span's sum to its double accumulator. The span's outputs stay in vector
+ * registers: groups of RED_COL_GROUP_F vectors (256 outputs with AVX-512), the whole vectors left in one group,
+ * then one vector ending at b and overlapping the one before, of which only the new outputs are kept. */
+#define RED_COL_SPAN 16
+#if defined(RED_VEC)
+#if RED_VB == 64
+#define RED_COL_GROUP_F 16 /* of AVX-512's 32 registers */
+#else
+#define RED_COL_GROUP_F 8
+#endif
+#define RED_COL_LOOP_F(TERM)                                                       \
+    for (q = q0; q < q1; ++q) {                                                    \
+        const float* src = base + offs[q];                                         \
+        const float* ahead = base + offs[q + RED_COL_AHEAD < npos ? q + RED_COL_AHEAD : q]; \
+        for (k = 0; k < nv * RED_NF; k += 16) __builtin_prefetch(ahead + k);       \
+        for (k = 0; k < nv; ++k) {                                                 \
+            red_vf x;                                                              \
+            memcpy(&x, src + k * RED_NF, sizeof x);                                \
+            va[k] = va[k] + (TERM);                                                \
+        }                                                                          \
+    }
+
+RED_INLINE void red_col_group_f(int func, const float* base, const uint64_t* offs, size_t npos, double* acc, size_t nv) {
+    const float id = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_SUM_SQUARE ? 0.0f : -0.0f;
+    size_t q0, q, k, e;
+    for (q0 = 0; q0 < npos; q0 += RED_COL_SPAN) {
+        const size_t q1 = npos - q0 < RED_COL_SPAN ? npos : q0 + RED_COL_SPAN;
+        red_vf va[RED_COL_GROUP_F];
+        for (k = 0; k < nv; ++k) va[k] = (red_vf){0} + id;
+        switch (func) {
+        case DML_REDUCE_FUNCTION_L1:
+            RED_COL_LOOP_F((red_vf)((red_vi)x & 0x7FFFFFFF))
+            break;
+        case DML_REDUCE_FUNCTION_SUM_SQUARE:
+            RED_COL_LOOP_F(x * x)
+            break;
+        default:
+            RED_COL_LOOP_F(x)
+            break;
+        }
+        for (k = 0; k < nv; ++k) { /* the span's sums widened (exact) and added to the accumulators */
+            float f[RED_NF];
+            memcpy(f, (const red_vf[1]){va[k]}, sizeof f); /* a copy: the address of va would keep it in memory */
+            for (e = 0; e < RED_NF; e += RED_ND) {
+                red_vd d, a;
+                RED_WIDEN(d, f + e);
+                memcpy(&a, acc + k * RED_NF + e, sizeof a);
+                a += d;
+                memcpy(acc + k * RED_NF + e, &a, sizeof a);
+            }
+        }
+    }
+}
+#undef RED_COL_LOOP_F
+#endif
+
+static void red_col_sum_fd(int func, const float* base, const uint64_t* offs, size_t npos, size_t b, double* acc) {
+    const float id = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_SUM_SQUARE ? 0.0f : -0.0f;
+    size_t j0 = 0, q0, q;
+#if defined(RED_VEC)
+    const size_t g = RED_COL_GROUP_F * RED_NF, h = RED_NF;
+    for (; j0 + g <= b; j0 += g) red_col_group_f(func, base + j0, offs, npos, acc + j0, RED_COL_GROUP_F);
+    switch ((b - j0) / h) { /* the whole vectors left, in one group (each count a constant where inlined) */
+#define RED_COL_REST(nv)                                                 \
+    case nv:                                                             \
+        red_col_group_f(func, base + j0, offs, npos, acc + j0, nv);      \
+        j0 += nv * h;                                                    \
+        break;
+#if RED_COL_GROUP_F > 8
+        RED_COL_REST(15)
+        RED_COL_REST(14)
+        RED_COL_REST(13)
+        RED_COL_REST(12)
+        RED_COL_REST(11)
+        RED_COL_REST(10)
+        RED_COL_REST(9)
+        RED_COL_REST(8)
+#endif
+        RED_COL_REST(7)
+        RED_COL_REST(6)
+        RED_COL_REST(5)
+        RED_COL_REST(4)
+        RED_COL_REST(3)
+        RED_COL_REST(2)
+        RED_COL_REST(1)
+#undef RED_COL_REST
+    default: break;
+    }
+    if (j0 < b && b >= h) { /* the overlapping last group: its first outputs are done already */
+        double t[RED_NF];
+        memcpy(t, acc + b - h, sizeof t);
+        red_col_group_f(func, base + b - h, offs, npos, t, 1);
+        memcpy(acc + j0, t + h - (b - j0), (b - j0) * sizeof t[0]);
+        j0 = b;
+    }
+#endif
+    for (; j0 < b; ++j0) {
+        for (q0 = 0; q0 < npos; q0 += RED_COL_SPAN) {
+            const size_t q1 = npos - q0 < RED_COL_SPAN ? npos : q0 + RED_COL_SPAN;
+            float a = id;
+            for (q = q0; q < q1; ++q) {
+                const float x = base[offs[q] + j0];
+                a = a + (func == DML_REDUCE_FUNCTION_L1 ? fabsf(x) : func == DML_REDUCE_FUNCTION_SUM_SQUARE ? x * x : x);
+            }
+            acc[j0] += (double)a;
+        }
+    }
+}
+
 static void red_col_sum_d(int func, const float* base, const uint64_t* offs, size_t npos, size_t b, double* acc) {
     size_t j0 = 0, q;
 #if defined(RED_VEC)
@@ -644,6 +810,7 @@ static void red_col_sum_d(int func, const float* base, const uint64_t* offs, siz
 }
 #if defined(RED_VEC)
 #undef RED_COL_GROUP
+#undef RED_COL_GROUP_F
 #undef RED_COL_AHEAD
 #endif
 
@@ -674,16 +841,30 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
                 red_col_acc_d(p->func, (const float*)p->x + xo + o.ox, b, acc, shift);
             }
         } else {
+            int in_float = red_in_float(p->func);
             uint64_t offs[RED_CHUNK], np;
-            for (pos = 0; pos < p->row_len; pos += np) {
-                uint64_t q;
-                np = p->row_len - pos < RED_CHUNK ? p->row_len - pos : RED_CHUNK;
-                if (p->rr == 1) { /* one reduced dim (after merging): no odometer */
-                    for (q = 0; q < np; ++q) offs[q] = (pos + q) * p->xr[0];
-                } else {
-                    for (q = 0; q < np; ++q, red_odo_step(p, &o)) offs[q] = o.ox;
+            for (;;) {
+                for (pos = 0; pos < p->row_len; pos += np) {
+                    uint64_t q;
+                    np = p->row_len - pos < RED_CHUNK ? p->row_len - pos : RED_CHUNK;
+                    if (p->rr == 1) { /* one reduced dim (after merging): no odometer */
+                        for (q = 0; q < np; ++q) offs[q] = (pos + q) * p->xr[0];
+                    } else {
+                        for (q = 0; q < np; ++q, red_odo_step(p, &o)) offs[q] = o.ox;
+                    }
+                    if (in_float) {
+                        red_col_sum_fd(p->func, (const float*)p->x + xo, offs, (size_t)np, b, acc);
+                    } else {
+                        red_col_sum_d(p->func, (const float*)p->x + xo, offs, (size_t)np, b, acc);
+                    }
                 }
-                red_col_sum_d(p->func, (const float*)p->x + xo, offs, (size_t)np, b, acc);
+                if (!in_float) break;
+                for (j = 0; j < b && isfinite(acc[j]); ++j) {
+                }
+                if (j == b) break;
+                in_float = 0; /* a float sum overflowed (or met inf or NaN): the block again in double */
+                for (j = 0; j < b; ++j) acc[j] = -0.0;
+                red_odo_seek(p, &o, 0);
             }
         }
         for (j = 0; j < b; ++j) out[j] = red_finish_d(p->func, acc[j], shift[j], p->row_len);
@@ -749,7 +930,14 @@ RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int fu
     }
     for (item = begin; item < end; ++item) {
         if (func >= 0) {
-            const double c = red_row_sum_d(func, (const float*)p->x + xo, (size_t)p->row_len, 0.0);
+            const float* v = (const float*)p->x + xo;
+            double c;
+            if (red_in_float(func)) {
+                c = (double)red_row_sum_f(func, v, (size_t)p->row_len, 0.0f);
+                if (!isfinite(c)) c = red_row_sum_d(func, v, (size_t)p->row_len, 0.0);
+            } else {
+                c = red_row_sum_d(func, v, (size_t)p->row_len, 0.0);
+            }
             ((float*)p->y)[yo] = (float)red_finish_d(func, c, 0.0, p->row_len);
         } else {
             red_row(p, xo, yo);

@@ -1,8 +1,8 @@
 /*
  * reduction_acc.h - reduction.c's sums in one working type (private; included twice by reduction.c).
  *
- * Before each inclusion reduction.c defines RW (the working type: double for FLOAT32, float for FLOAT16, the
- * NumPy kernel's types), RW_FN(name) (the name with the type's suffix) and RW_EXP, RW_LOG, RW_SQRT, RW_ABS
+ * Before each inclusion reduction.c defines RW (the working type: double, or float for FLOAT16 and for FLOAT32's
+ * blocks of float sums), RW_LANES (the row sum's lanes), RW_FN(name) (the name with the type's suffix) and RW_EXP, RW_LOG, RW_SQRT, RW_ABS
  * (the type's functions). The functions:
  *   RW_FN(red_row_sum)    one chunk of a row summed in RED_LANES interleaved lanes combined as a tree
  *                         (the product for MULTIPLY);
@@ -12,74 +12,125 @@
  * LOG_SUM_EXP, each computed in RW from the float value.
  */
 
+/* Element i's term goes to lane i % RW_LANES (the last group may be partial: its missing elements add
+ * nothing); the lanes start at the operation's identity and combine as a tree (lane k + w into lane k, w =
+ * RW_LANES / 2, ..., 2, 1). RW_LANES (32 doubles, 64 floats) makes 4 chains of adds in AVX-512 registers (8
+ * with AVX2): enough to hide the add's latency behind the loads. Every instruction set adds the same numbers in the same
+ * order. Sums of |x| and x * x start their lanes at +0, the others at -0 (x + -0 is x for every x, so a row of
+ * -0 sums to -0 as in NumPy); a sum of terms that are never negative is +0 or more from its first term on, so
+ * the two starts give the same results and the vector code may add a pad term of +0 where elements are
+ * missing. */
 #define RED_LANE_LOOP(TERM, OP)                                      \
-    for (; i + RED_LANES <= n; i += RED_LANES) {                     \
-        for (k = 0; k < RED_LANES; ++k) {                            \
+    for (; i + RW_LANES <= n; i += RW_LANES) {             \
+        for (k = 0; k < RW_LANES; ++k) {                        \
             const RW x = (RW)v[i + k];                               \
             acc[k] = acc[k] OP(TERM);                                \
         }                                                            \
     }                                                                \
-    for (; i < n; ++i) {                                             \
-        const RW x = (RW)v[i];                                       \
-        tail = tail OP(TERM);                                        \
+    for (k = 0; i + k < n; ++k) {                                    \
+        const RW x = (RW)v[i + k];                                   \
+        acc[k] = acc[k] OP(TERM);                                    \
     }
 
 #if defined(RW_V)
-/* The whole row with vectors of RW_NV lanes, the function chosen once: the lane groups of v[0..whole), the
- * tail in order, then the tree (across vectors, then across the lanes of the first). The accumulators stay
- * in registers (nothing takes their address): for short rows (49 floats of a 7x7 global pool) the row's
- * fixed cost is most of its time. TERM is the term of a vector x, STERM of a scalar x. */
-#define RED_VROW(TERM, STERM, OP)                                              \
+/* The whole row with vectors of RW_NV lanes, the function chosen once: the full groups, the partial last
+ * group (RW_VLOAD_PART puts `pad` where elements are missing, in whole vectors too, so that every index is a
+ * constant: -0, or 1 for MULTIPLY, whose term leaves a lane as it is), then the tree (across vectors, then
+ * across the lanes of the first). The accumulators stay in registers: va holds the group's first half of the
+ * lanes and vb the second, two arrays because GCC keeps a larger one in memory. For short rows (49 floats of a
+ * 7x7 global pool) the row's fixed cost is most of its time. TERM is the term of a vector x. */
+#define RED_H (RW_LANES / RW_NV / 2) /* vectors per half */
+/* x = the row's elements from `at` on that are left (at most RW_NV; none once at >= n), `pad` after them */
+#define RED_VLOAD_LEFT(x, at)                                                  \
     do {                                                                       \
-        RW s_[RW_NV];                                                          \
-        for (i = 0; i < whole; i += RED_LANES) {                               \
-            for (k = 0; k < RED_LANES / RW_NV; ++k) {                          \
+        const size_t at_ = (at) < n ? (at) : n;                                \
+        RW_VLOAD_PART(x, v + at_, n - at_ < RW_NV ? n - at_ : RW_NV, pad);     \
+    } while (0)
+#define RED_VROW(TERM, OP, OPNAME)                                                   \
+    do {                                                                       \
+        for (; i + RW_LANES <= n; i += RW_LANES) {                   \
+            for (k = 0; k < RED_H; ++k) {                                      \
                 RW_V x;                                                        \
                 RW_VLOAD(x, v + i + k * RW_NV);                                \
                 va[k] = va[k] OP(TERM);                                        \
+                RW_VLOAD(x, v + i + (RED_H + k) * RW_NV);                      \
+                vb[k] = vb[k] OP(TERM);                                        \
             }                                                                  \
         }                                                                      \
-        for (; i < n; ++i) {                                                   \
-            const RW x = (RW)v[i];                                             \
-            tail = tail OP(STERM);                                             \
+        if (i < n) {                                                           \
+            for (k = 0; k < RED_H; ++k) {                                      \
+                RW_V x;                                                        \
+                RED_VLOAD_LEFT(x, i + k * RW_NV);                              \
+                va[k] = va[k] OP(TERM);                                        \
+                RED_VLOAD_LEFT(x, i + (RED_H + k) * RW_NV);                    \
+                vb[k] = vb[k] OP(TERM);                                        \
+            }                                                                  \
         }                                                                      \
-        for (w = RED_LANES / RW_NV / 2; w >= 1; w /= 2) {                      \
+        for (k = 0; k < RED_H; ++k) va[k] = va[k] OP vb[k];                    \
+        for (w = RED_H / 2; w >= 1; w /= 2) {                                  \
             for (k = 0; k < (size_t)w; ++k) va[k] = va[k] OP va[k + w];        \
         }                                                                      \
-        for (k = 0; k < RW_NV; ++k) s_[k] = va[0][k];                          \
-        for (w = RW_NV / 2; w >= 1; w /= 2) {                                  \
-            for (k = 0; k < (size_t)w; ++k) s_[k] = s_[k] OP s_[k + w];        \
-        }                                                                      \
-        return s_[0] OP tail;                                                  \
+        return RW_FN(red_tree_##OPNAME)(&va[0]);                               \
     } while (0)
+
+/* The tree across one vector's lanes: halves added (lane k + w into lane k) down to 16 bytes, then in
+ * scalars; the halves are copied out (not indexed), which the compiler turns into extracts. */
+typedef RW RW_FN(red_w32) __attribute__((vector_size(32)));
+typedef RW RW_FN(red_w16) __attribute__((vector_size(16)));
+#define RED_TREE_FN(OPNAME, OP)                                                  \
+    RED_INLINE RW RW_FN(red_tree_##OPNAME)(const RW_V* v) {                      \
+        RW_FN(red_w16) q, qh;                                                    \
+        RW s[16 / sizeof(RW)];                                                   \
+        size_t k, w;                                                             \
+        if (sizeof(RW_V) == 64) {                                                \
+            RW_FN(red_w32) lo, hi;                                               \
+            memcpy(&lo, v, 32);                                                  \
+            memcpy(&hi, (const char*)v + 32, 32);                                \
+            lo = lo OP hi;                                                       \
+            memcpy(&q, &lo, 16);                                                 \
+            memcpy(&qh, (const char*)&lo + 16, 16);                              \
+            q = q OP qh;                                                         \
+        } else if (sizeof(RW_V) == 32) {                                         \
+            memcpy(&q, v, 16);                                                   \
+            memcpy(&qh, (const char*)v + 16, 16);                                \
+            q = q OP qh;                                                         \
+        } else {                                                                 \
+            memcpy(&q, v, 16);                                                   \
+        }                                                                        \
+        memcpy(s, &q, 16);                                                       \
+        for (w = 16 / sizeof(RW) / 2; w >= 1; w /= 2) {                          \
+            for (k = 0; k < w; ++k) s[k] = s[k] OP s[k + w];                     \
+        }                                                                        \
+        return s[0];                                                             \
+    }
+RED_TREE_FN(sum, +)
+RED_TREE_FN(product, *)
+#undef RED_TREE_FN
 #endif
 
-/* Lane k takes the terms of elements k, k + 16, ... of the whole groups of 16; the lanes start at the
- * operation's identity (-0 for a sum: x + -0 is x for every x, +0 included) and combine as a tree (lane k + w
- * into lane k, w = 8, 4, 2, 1); the tail of fewer than 16 elements is taken in order into one more
- * accumulator, combined last. Every instruction set adds the same numbers in the same order. */
 RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
-    RW acc[RED_LANES];
+    RW acc[RW_LANES];
     size_t i = 0, k;
     int w;
     const int product = func == DML_REDUCE_FUNCTION_MULTIPLY;
-    const RW id = product ? (RW)1 : (RW)-0.0;
-    RW tail = id;
+    const int nonnegative = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_L2 ||
+                            func == DML_REDUCE_FUNCTION_SUM_SQUARE;
+    const RW id = product ? (RW)1 : nonnegative ? (RW)0 : (RW)-0.0;
 #if defined(RW_V)
     if (func != DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
-        RW_V va[RED_LANES / RW_NV];
-        const size_t whole = n - n % RED_LANES;
-        for (k = 0; k < RED_LANES / RW_NV; ++k) va[k] = (RW_V){0} + id;
+        RW_V va[RED_H], vb[RED_H];
+        const float pad = product ? 1.0f : -0.0f;
+        for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0} + id;
         switch (func) {
-        case DML_REDUCE_FUNCTION_MULTIPLY: RED_VROW(x, x, *);
-        case DML_REDUCE_FUNCTION_L1: RED_VROW(RW_VABS(x), RW_ABS(x), +);
+        case DML_REDUCE_FUNCTION_MULTIPLY: RED_VROW(x, *, product);
+        case DML_REDUCE_FUNCTION_L1: RED_VROW(RW_VABS(x), +, sum);
         case DML_REDUCE_FUNCTION_L2:
-        case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VROW(x * x, x * x, +);
-        default: RED_VROW(x, x, +);
+        case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VROW(x * x, +, sum);
+        default: RED_VROW(x, +, sum);
         }
     }
 #endif
-    for (k = 0; k < RED_LANES; ++k) acc[k] = id;
+    for (k = 0; k < RW_LANES; ++k) acc[k] = id;
     switch (func) {
     case DML_REDUCE_FUNCTION_MULTIPLY:
         RED_LANE_LOOP(x, *)
@@ -98,10 +149,10 @@ RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
         RED_LANE_LOOP(x, +)
         break;
     }
-    for (w = RED_LANES / 2; w >= 1; w /= 2) {
+    for (w = RW_LANES / 2; w >= 1; w /= 2) {
         for (k = 0; k < (size_t)w; ++k) acc[k] = product ? acc[k] * acc[k + w] : acc[k] + acc[k + w];
     }
-    return product ? acc[0] * tail : acc[0] + tail;
+    return acc[0];
 }
 
 static void RW_FN(red_col_acc)(int func, const float* v, size_t n, RW* acc, const RW* shift) {
@@ -138,9 +189,12 @@ RED_INLINE RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
 
 #undef RED_LANE_LOOP
 #undef RED_VROW
+#undef RED_H
+#undef RED_VLOAD_LEFT
 /* the parameters of this inclusion: reduction.c defines them afresh for the next */
 #undef RW
 #undef RW_FN
+#undef RW_LANES
 #undef RW_EXP
 #undef RW_LOG
 #undef RW_SQRT
@@ -148,4 +202,5 @@ RED_INLINE RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
 #undef RW_V
 #undef RW_NV
 #undef RW_VLOAD
+#undef RW_VLOAD_PART
 #undef RW_VABS
