@@ -15,8 +15,10 @@
  *   HARDMAX, HARDMAX1    1 at the first maximum, 0 elsewhere; the scan starts at the row's first element and
  *                        moves only to a greater one, so a NaN is chosen only as the first element (HARDMAX:
  *                        the last dimension, HARDMAX1: Axes)
- * Floating types compute in the NumPy kernel's working types: FLOAT32 in double, FLOAT16 in float (converted
- * on load, rounded once on store); integers in 64-bit two's complement, which wraps as the type's own
+ * Floating types compute in the NumPy kernel's working types (FLOAT32 in double, FLOAT16 in float: converted
+ * on load, rounded once on store), but for FLOAT32's SUM, AVERAGE, L1, SUM_SQUARE and LOG_SUM (red_in_float):
+ * float32 sums of a few terms each, added in double, and the row or block again in double when its result is
+ * not finite. Integers compute in 64-bit two's complement, which wraps as the type's own
  * arithmetic does once the result is truncated to the type (SUM, MULTIPLY, L1, SUM_SQUARE), and compare as
  * keys ordered like the type (the unsigned ones with the top bit flipped).
  *
@@ -25,19 +27,20 @@
  * is contiguous across them. Two shapes of work, chosen from the layout alone:
  *   rows     (the innermost kept dimension is not packed in the input): each work item is one output element,
  *            its row walked in chunks of RED_CHUNK (in place for a packed FLOAT32 row, else gathered); a chunk
- *            sums in RED_LANES interleaved lanes combined as a tree, its tail of fewer than RED_LANES in order
- *            into one more accumulator, and chunks add in order (a packed FLOAT32 row of one chunk, the 49
- *            floats of a 7x7 global pool, runs in a loop of its function alone: red_rows); MIN/MAX/ARG/HARDMAX
- *            take two exact passes (the extreme ignoring NaN, then the first or last position holding it);
+ *            sums in interleaved lanes combined as a tree (reduction_acc.h: 32 doubles or 64 floats), and
+ *            chunks add in order (FLOAT32's in double; a packed FLOAT32 row of one chunk, the 49 floats of a 7x7 global
+ *            pool, runs in a loop of its function alone: red_rows); MIN/MAX/ARG/HARDMAX take two exact passes
+ *            (the extreme ignoring NaN, then the first or last position holding it);
  *   columns  (the innermost kept dimension has input stride 1 and the row is not packed, e.g. axis 1 of
  *            12x197x197 or H and W of an NHWC tensor): each work item is a block of RED_BLOCK neighbouring
  *            output elements (the last block of a run takes the rest, up to 2 * RED_BLOCK - 1), the reduced
  *            positions walked in row-major order, every output accumulating its own terms in that order
- *            (vectorised across the block; FLOAT32 sums hold 8 vectors of outputs in registers, the rest in
- *            overlapping groups of 2 vectors).
- * Sums start from -0 (x + -0 is x for every x, so a row of -0 sums to -0 as in NumPy). The lanes are vectors
- * of the target's width but an element's lane does not depend on it: every instruction set gives the same
- * bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the target has FMA.
+ *            (vectorised across the block, the outputs in registers; red_in_float's in float32 over spans
+ *            of RED_COL_SPAN positions, each span's sum added to a double).
+ * Sums start from -0 (x + -0 is x for every x, so a row of -0 sums to -0 as in NumPy; sums of |x| and x * x
+ * from +0). The lanes are vectors of the target's width but an element's lane does not depend on it: every
+ * instruction set gives the same bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the
+ * target has FMA.
  * Items run in parallel (parallel.c); each output element is computed by one thread in a fixed order, so the
  * thread count changes no bit. Sums differ from the NumPy kernel's pairwise sums by rounding only:
  * docs/deviations.md states the bound (tests/operators/test_reduction_native.py checks it); integer results,
@@ -922,6 +925,10 @@ static void red_block(const red_plan* p, uint64_t item) {
 RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int func) {
     uint64_t item, idx[DMLPY_MAX_RANK], xo = 0, yo = 0, r = begin;
     uint32_t i;
+    red_tail_f tf;
+    red_tail_d td;
+    red_tail_of_f((size_t)p->row_len, &tf);
+    red_tail_of_d((size_t)p->row_len, &td);
     for (i = p->kr; i-- > 0;) {
         idx[i] = r % p->ksz[i];
         r /= p->ksz[i];
@@ -932,11 +939,15 @@ RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int fu
         if (func >= 0) {
             const float* v = (const float*)p->x + xo;
             double c;
+            uint64_t e;
+            /* the rows 4 KB on (those to come, as a kept dim is usually contiguous rows) towards the cache:
+             * measured 8x2048x7x7 over 7x7, ... */
+            for (e = 0; e < p->row_len; e += 16) __builtin_prefetch(v + 1024 + e);
             if (red_in_float(func)) {
-                c = (double)red_row_sum_f(func, v, (size_t)p->row_len, 0.0f);
-                if (!isfinite(c)) c = red_row_sum_d(func, v, (size_t)p->row_len, 0.0);
+                c = (double)red_row_sum_t_f(func, v, (size_t)p->row_len, 0.0f, &tf);
+                if (!isfinite(c)) c = red_row_sum_t_d(func, v, (size_t)p->row_len, 0.0, &td);
             } else {
-                c = red_row_sum_d(func, v, (size_t)p->row_len, 0.0);
+                c = red_row_sum_t_d(func, v, (size_t)p->row_len, 0.0, &td);
             }
             ((float*)p->y)[yo] = (float)red_finish_d(func, c, 0.0, p->row_len);
         } else {

@@ -40,15 +40,11 @@
  * lanes and vb the second, two arrays because GCC keeps a larger one in memory. For short rows (49 floats of a
  * 7x7 global pool) the row's fixed cost is most of its time. TERM is the term of a vector x. */
 #define RED_H (RW_LANES / RW_NV / 2) /* vectors per half */
-/* x = the row's elements from `at` on that are left (at most RW_NV; none once at >= n), `pad` after them */
-#define RED_VLOAD_LEFT(x, at)                                                  \
-    do {                                                                       \
-        const size_t at_ = (at) < n ? (at) : n;                                \
-        RW_VLOAD_PART(x, v + at_, n - at_ < RW_NV ? n - at_ : RW_NV, pad);     \
-    } while (0)
+/* x = vector q of the partial group: its elements that are left (none past the row), `pad` after them */
+#define RED_VLOAD_LEFT(x, q) RW_VLOAD_PART(x, v + t->at[q], t->count[q], pad)
 #define RED_VROW(TERM, OP, OPNAME)                                                   \
     do {                                                                       \
-        for (; i + RW_LANES <= n; i += RW_LANES) {                   \
+        for (; i < t->whole; i += RW_LANES) {                                  \
             for (k = 0; k < RED_H; ++k) {                                      \
                 RW_V x;                                                        \
                 RW_VLOAD(x, v + i + k * RW_NV);                                \
@@ -60,9 +56,9 @@
         if (i < n) {                                                           \
             for (k = 0; k < RED_H; ++k) {                                      \
                 RW_V x;                                                        \
-                RED_VLOAD_LEFT(x, i + k * RW_NV);                              \
+                RED_VLOAD_LEFT(x, k);                                          \
                 va[k] = va[k] OP(TERM);                                        \
-                RED_VLOAD_LEFT(x, i + (RED_H + k) * RW_NV);                    \
+                RED_VLOAD_LEFT(x, RED_H + k);                                  \
                 vb[k] = vb[k] OP(TERM);                                        \
             }                                                                  \
         }                                                                      \
@@ -108,7 +104,29 @@ RED_TREE_FN(product, *)
 #undef RED_TREE_FN
 #endif
 
-RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
+/* Where a row of n elements ends: its full groups, and for the partial group's vectors (a row length's, worked
+ * out once for rows of one length) where each starts and how many elements it has. */
+typedef struct RW_FN(red_tail) {
+    size_t whole;
+#if defined(RW_V)
+    size_t at[RW_LANES / RW_NV], count[RW_LANES / RW_NV];
+#endif
+} RW_FN(red_tail);
+
+static inline void RW_FN(red_tail_of)(size_t n, RW_FN(red_tail)* t) {
+    t->whole = n - n % RW_LANES;
+#if defined(RW_V)
+    {
+        size_t k;
+        for (k = 0; k < RW_LANES / RW_NV; ++k) {
+            t->at[k] = t->whole + k * RW_NV < n ? t->whole + k * RW_NV : n;
+            t->count[k] = n - t->at[k] < RW_NV ? n - t->at[k] : RW_NV;
+        }
+    }
+#endif
+}
+
+RED_INLINE RW RW_FN(red_row_sum_t)(int func, const float* v, size_t n, RW shift, const RW_FN(red_tail)* t) {
     RW acc[RW_LANES];
     size_t i = 0, k;
     int w;
@@ -153,6 +171,12 @@ RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
         for (k = 0; k < (size_t)w; ++k) acc[k] = product ? acc[k] * acc[k + w] : acc[k] + acc[k + w];
     }
     return acc[0];
+}
+
+RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
+    RW_FN(red_tail) t;
+    RW_FN(red_tail_of)(n, &t);
+    return RW_FN(red_row_sum_t)(func, v, n, shift, &t);
 }
 
 static void RW_FN(red_col_acc)(int func, const float* v, size_t n, RW* acc, const RW* shift) {

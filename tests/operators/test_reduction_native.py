@@ -370,6 +370,31 @@ def test_float16_sums_in_float32() -> None:
         assert dmlpy.run(desc, device=native_device(), InputTensor=data).ravel().tolist() == [60000.0]
 
 
+A = float(np.float32(3e38))  # a + a overflows float32; a + a - a is a
+OVERFLOWING_PARTIAL_SUMS = [
+    ("a SUM whose float32 lane overflows is computed again in double", FN.SUM, A),
+    ("an AVERAGE likewise", FN.AVERAGE, A / 192),
+    ("a LOG_SUM likewise", FN.LOG_SUM, math.log(A)),
+]
+
+
+@pytest.mark.parametrize(("what", "function", "expected"), OVERFLOWING_PARTIAL_SUMS, ids=[c[0] for c in OVERFLOWING_PARTIAL_SUMS])
+@pytest.mark.parametrize("path", ["rows", "columns"])
+def test_float32_sums_whose_partial_sums_overflow_float32_give_the_exact_sums_value(device: Any, what: str, function: FN, expected: float, path: str) -> None:
+    """Elements 0, 64 and 128 of a row share a lane of 64; positions 0, 1 and 2 of a column share a 16-position span."""
+    row = np.zeros(192, F32)
+    if path == "rows":
+        row[[0, 64, 128]] = [A, A, -A]
+        x, axis = np.tile(row, (3, 1)), 1
+    else:
+        row[[0, 1, 2]] = [A, A, -A]
+        x, axis = np.ascontiguousarray(np.tile(row, (40, 1)).T), 0
+    out_shape = tuple(1 if i == axis else s for i, s in enumerate(x.shape))
+    desc = DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(F32, x.shape), buffer_tensor(F32, out_shape), 1, [axis])
+    result = dmlpy.run(desc, device=device, InputTensor=x)
+    np.testing.assert_array_equal(result, np.full(out_shape, expected, F32))
+
+
 # ---------------------------------------------------------------------------------------
 # Threads, registration
 
