@@ -758,9 +758,13 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
     for (i = 0; i + 1 < p.rank; ++i) rows *= i == p.tile_dim ? p.tile_blocks : p.sizes[i];
     p.chunks_per_row = (p.sizes[p.rank - 1] + p.chunk - 1) / p.chunk;
     items = rows * p.chunks_per_row;
-    /* one unit per element read or written; a libm call per element costs about 16 */
-    work = elements * ((uint64_t)p.nin + 1u) *
-           ((p.op->transcendental || dmlpy_act_is_transcendental(p.act.kind)) ? 16u : 1u);
+    /* one unit per element read or written; a libm call per element costs about 16. A plain FLOAT32 copy (a
+     * transpose, a channel shuffle) is data movement and counted as data_movement.c counts it: one unit per
+     * 2 bytes read or written, 4 per element. At one unit per element its second thread came only from 1 MB
+     * copied, and ShuffleNet's 1x2x116x28x28 shuffle (0.73 MB) ran on one: 26 us a call, 14.5 us on two. */
+    work = p.copy ? elements * 4u
+                  : elements * ((uint64_t)p.nin + 1u) *
+                        ((p.op->transcendental || dmlpy_act_is_transcendental(p.act.kind)) ? 16u : 1u);
     threads = dmlpy_choose_threads(work, items, threadCount);
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, ew_run, &p);
     dmlpy_output_unstage(&stage, 1);
