@@ -13,9 +13,10 @@
  * are contiguous in both tensors merged, the innermost run a memcpy when it is contiguous in both, or a
  * per-pair element converter (CAST). The work items are the rows (every dim but the innermost) times
  * pieces of the innermost run (split when there are few rows), handed to dmlpy_parallel_for with the
- * shared thread rule (dmlpy_choose_threads); outputs too large for the last-level cache (and at least
- * 4 MB) are written with non-temporal stores (SSE2, in the baseline of x86-64): copies in runs of 4 KB and more, and padded rows of 4- or
- * 8-byte elements whole (borders included, so no normal store lands in a line being combined). JOIN and SPLIT are one copy per part at its offset along
+ * shared thread rule (dmlpy_choose_threads); outputs of 4 MB and more (see DM_STREAM_MIN_BYTES) are written
+ * with non-temporal stores (SSE2, in the baseline of x86-64): copies in runs of 4 KB and more, and padded
+ * rows of 4- or 8-byte elements whole through a writer that stores every 16-byte unit it covers with one
+ * movntdq (borders included, so no normal store lands in a line being combined). JOIN and SPLIT are one copy per part at its offset along
  * Axis, all parts' items in one parallel loop; SLICE/SLICE1 a copy with a start offset and scaled
  * strides; CAST a copy with a converter; PADDING a row loop that copies each row's interior with the same
  * row copy and writes its border by the mode's index map (CONSTANT: the fill value), plane by plane when the
@@ -42,17 +43,22 @@
 #include <unistd.h>
 #endif
 
-/* Copies whose destination is larger than the last-level cache can hold for it (3/4 of its size, glibc
- * memcpy's rule, and at least DM_STREAM_MIN_BYTES), in contiguous runs of at least DM_STREAM_MIN_RUN
- * bytes, store with non-temporal stores: the destination is not read into the cache first (a normal
- * store's read-for-ownership is a third of a large copy's memory traffic). A destination the cache
- * holds is better written normally: the next operator reads it from there (on a machine with a 300 MB
- * last-level cache, non-temporal stores made Concat of 4x 8x64x56x56 1.5x slower when it was idle). */
+/* Copies whose destination is at least DM_STREAM_MIN_BYTES (as space_depth.c's), in contiguous runs of at
+ * least DM_STREAM_MIN_RUN bytes, store with non-temporal stores: the destination is not read into the cache
+ * first (a normal store's read-for-ownership is a third of a large copy's memory traffic). A destination
+ * the cache holds would be better written normally (the next operator reads it from there), so this was
+ * once 3/4 of the last-level cache (glibc memcpy's rule): on a machine reporting a 300 MB last-level cache,
+ * non-temporal stores made Concat of 4x 8x64x56x56 1.5x slower when it was idle. On the same 2-core VM
+ * later the last-level cache gave a single core nothing beyond its 2 MB L2 (memcpy of 4 to 64 MB at 10.5
+ * GB/s, non-temporal 17 GB/s), and the same Concat took 1.8 ms instead of 2.3 ms with non-temporal stores,
+ * PADDING of 8x64x112x112 by 2 (27.6 MB) 2.1 ms instead of 2.8-3.9: whether a large last-level cache keeps
+ * a destination for its reader depends on who else uses it, and a core's own L2 is the cache it can count
+ * on. -DDM_STREAM_USE_LLC=1 restores the last-level-cache rule. */
 #ifndef DM_STREAM_MIN_BYTES
 #define DM_STREAM_MIN_BYTES ((uint64_t)4 << 20)
 #endif
-#ifndef DM_STREAM_USE_LLC /* 0: DM_STREAM_MIN_BYTES alone (to test the non-temporal paths on any machine) */
-#define DM_STREAM_USE_LLC 1
+#ifndef DM_STREAM_USE_LLC /* 1: also at least 3/4 of the last-level cache */
+#define DM_STREAM_USE_LLC 0
 #endif
 #ifndef DM_STREAM_MIN_RUN
 #define DM_STREAM_MIN_RUN 4096u
@@ -395,6 +401,94 @@ static inline void dm_stream4(char* d, const char* s, size_t n) {
     for (; n >= 4; n -= 4, d += 4, s += 4) {
         memcpy(&v, s, 4);
         _mm_stream_si32((int*)(void*)d, v);
+    }
+}
+
+/* A sequential writer of 4-byte words with non-temporal stores (PADDING's large outputs): every 16-byte unit
+ * of the output it covers whole is one movntdq, composed in a register-sized buffer where it gathers a
+ * border and an interior (or two rows); only the units at the two ends of a run it does not cover whole are
+ * written word by word (movnti). A stream of whole aligned units is what write combining handles best:
+ * rows of 4-byte movnti at each border measured no faster than normal stores. */
+typedef struct dm_ntw {
+    char* d;     /* the next byte it writes (4-byte aligned) */
+    unsigned lo; /* the unit holding d: its words before `lo` are not this run's */
+    __m128i u;   /* that unit's words [lo, d) so far, shifted in from the top: the last one in the top lane */
+} dm_ntw;
+
+static inline void dm_ntw_begin(dm_ntw* w, char* d) {
+    w->d = d;
+    w->lo = (unsigned)(((uintptr_t)d & 15u) >> 2);
+    w->u = _mm_setzero_si128();
+}
+
+/* Words [from, to) of the unit ending at `end` with movnti, from u (word j of the unit in lane j + 4 - to). */
+static inline void dm_ntw_words(char* end, __m128i u, unsigned from, unsigned to) {
+    int32_t lanes[4];
+    unsigned j;
+    _mm_storeu_si128((__m128i*)(void*)lanes, u);
+    for (j = from; j < to; ++j) _mm_stream_si32((int*)(void*)(end - 16 + 4 * j), lanes[j + 4 - to]);
+}
+
+/* Writes the words of a unit left partial at the end of a run. */
+static inline void dm_ntw_flush(dm_ntw* w) {
+    const unsigned hi = (unsigned)(((uintptr_t)w->d & 15u) >> 2);
+    if (hi > w->lo) dm_ntw_words(w->d - 4u * hi + 16, w->u, w->lo, hi);
+    w->lo = hi;
+}
+
+/* Continues at d: the run so far is flushed when d is not where it stands. */
+static inline void dm_ntw_seek(dm_ntw* w, char* d) {
+    if (d != w->d) {
+        dm_ntw_flush(w);
+        dm_ntw_begin(w, d);
+    }
+}
+
+static inline void dm_ntw_word(dm_ntw* w, int32_t v) {
+    w->u = _mm_or_si128(_mm_srli_si128(w->u, 4), _mm_slli_si128(_mm_cvtsi32_si128(v), 12));
+    w->d += 4;
+    if (((uintptr_t)w->d & 15u) == 0) {
+        if (w->lo == 0) {
+            _mm_stream_si128((__m128i*)(void*)(w->d - 16), w->u);
+        } else {
+            dm_ntw_words(w->d, w->u, w->lo, 4);
+        }
+        w->lo = 0;
+    }
+}
+
+/* n bytes (a multiple of 4) from s. */
+static inline void dm_ntw_copy(dm_ntw* w, const char* s, size_t n) {
+    int32_t v;
+    for (; n >= 4 && ((uintptr_t)w->d & 15u); n -= 4, s += 4) {
+        memcpy(&v, s, 4);
+        dm_ntw_word(w, v);
+    }
+    for (; n >= 16; n -= 16, s += 16, w->d += 16) { /* w->lo is 0 at a unit's start once a word was written */
+        _mm_stream_si128((__m128i*)(void*)w->d, _mm_loadu_si128((const __m128i*)(const void*)s));
+    }
+    for (; n >= 4; n -= 4, s += 4) {
+        memcpy(&v, s, 4);
+        dm_ntw_word(w, v);
+    }
+}
+
+/* n bytes (a multiple of 4) of the element `fill` of esize 4 or 8 bytes, starting at an element. */
+static inline void dm_ntw_fill(dm_ntw* w, const unsigned char* fill, uint32_t esize, size_t n) {
+    int32_t cur, next, t; /* the word to write now and the one after it (equal for 4-byte elements) */
+    memcpy(&cur, fill, 4);
+    memcpy(&next, fill + (esize == 8 ? 4 : 0), 4);
+    for (; n >= 4 && ((uintptr_t)w->d & 15u); n -= 4) {
+        dm_ntw_word(w, cur);
+        t = cur, cur = next, next = t;
+    }
+    if (n >= 16) {
+        const __m128i u = _mm_set_epi32(next, cur, next, cur); /* cur at the lowest address */
+        for (; n >= 16; n -= 16, w->d += 16) _mm_stream_si128((__m128i*)(void*)w->d, u);
+    }
+    for (; n >= 4; n -= 4) {
+        dm_ntw_word(w, cur);
+        t = cur, cur = next, next = t;
     }
 }
 #endif
@@ -903,21 +997,23 @@ DM_PAD_ROW(uint64_t)
 #undef DM_PAD_ROW
 
 #if defined(DM_STREAM)
-/* dm_pad_row for a large output: every store non-temporal (elements of 4 or 8 bytes). */
-static void dm_pad_row_stream(const dm_pad* p, char* dst, const char* src, uint64_t l0, uint64_t l1) {
+/* dm_pad_row for a large output (elements of 4 or 8 bytes), through the non-temporal writer w. */
+static void dm_pad_row_stream(const dm_pad* p, dm_ntw* w, char* dst, const char* src, uint64_t l0, uint64_t l1) {
     const unsigned last = p->rank - 1;
     const uint64_t n = p->in[last], start = p->start[last], es = p->esize;
     const uint64_t a = l0 > start ? l0 : start, z = l1 < start + n ? l1 : start + n;
+    const uint64_t b1 = l1 < start ? l1 : start, b2 = a > z ? a : z; /* the borders: [l0, b1), [b2, l1) */
     uint64_t j;
-    for (j = l0; j < l1 && j < start; ++j) {
-        const int64_t m = p->mode == DML_PADDING_MODE_CONSTANT ? -1 : dm_pad_source((int64_t)j, start, n, p->mode);
-        dm_stream4(dst + j * es, m < 0 ? (const char*)p->fill : src + (uint64_t)m * es, es);
+    dm_ntw_seek(w, dst + l0 * es);
+    if (p->mode == DML_PADDING_MODE_CONSTANT) {
+        if (l0 < b1) dm_ntw_fill(w, p->fill, (uint32_t)es, (size_t)((b1 - l0) * es));
+        if (a < z) dm_ntw_copy(w, src + (a - start) * es, (size_t)((z - a) * es));
+        if (b2 < l1) dm_ntw_fill(w, p->fill, (uint32_t)es, (size_t)((l1 - b2) * es));
+        return;
     }
-    if (a < z) dm_stream4(dst + a * es, src + (a - start) * es, (size_t)((z - a) * es));
-    for (j = a > z ? a : z; j < l1; ++j) {
-        const int64_t m = p->mode == DML_PADDING_MODE_CONSTANT ? -1 : dm_pad_source((int64_t)j, start, n, p->mode);
-        dm_stream4(dst + j * es, m < 0 ? (const char*)p->fill : src + (uint64_t)m * es, es);
-    }
+    for (j = l0; j < b1; ++j) dm_ntw_copy(w, src + (uint64_t)dm_pad_source((int64_t)j, start, n, p->mode) * es, (size_t)es);
+    if (a < z) dm_ntw_copy(w, src + (a - start) * es, (size_t)((z - a) * es));
+    for (j = b2; j < l1; ++j) dm_ntw_copy(w, src + (uint64_t)dm_pad_source((int64_t)j, start, n, p->mode) * es, (size_t)es);
 }
 #endif
 
@@ -975,6 +1071,10 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
     const int contiguous = dsi == (int64_t)p->esize && ssi == (int64_t)p->esize;
     dm_pad_pos q;
     uint64_t k;
+#if defined(DM_STREAM)
+    dm_ntw w;
+    dm_ntw_begin(&w, p->dst);
+#endif
     (void)worker;
     if (b >= e) return;
     dm_pad_seek(p, &q, last, b / p->pieces);
@@ -986,15 +1086,15 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
         if (q.outside) {
 #if defined(DM_STREAM)
             if (p->stream) {
-                uint64_t j;
-                for (j = l0; j < l1; ++j) dm_stream4(dst + j * p->esize, (const char*)p->fill, p->esize);
+                dm_ntw_seek(&w, dst + l0 * p->esize);
+                dm_ntw_fill(&w, p->fill, p->esize, (size_t)((l1 - l0) * p->esize));
             } else
 #endif
             dm_fill(dst + (int64_t)l0 * dsi, dsi, l1 - l0, p->fill, p->esize);
         } else if (contiguous) {
 #if defined(DM_STREAM)
             if (p->stream) {
-                dm_pad_row_stream(p, dst, src, l0, l1);
+                dm_pad_row_stream(p, &w, dst, src, l0, l1);
             } else
 #endif
             switch (p->esize) {
@@ -1015,7 +1115,10 @@ static void dm_pad_run(void* ctx, uint64_t b, uint64_t e, unsigned worker) {
         dm_pad_step(p, &q, last);
     }
 #if defined(DM_STREAM)
-    if (p->stream) _mm_sfence();
+    if (p->stream) {
+        dm_ntw_flush(&w);
+        _mm_sfence();
+    }
 #endif
 }
 

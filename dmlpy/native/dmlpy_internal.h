@@ -89,6 +89,11 @@ void dmlpy_parallel_for(uint64_t count, uint64_t grain, unsigned threads, dmlpy_
 
 unsigned dmlpy_online_cpus(void);
 
+/* The bytes of cache private to one core (its L2; 1 MB when the system does not say): a kernel whose data
+ * per thread exceeds it streams through memory, and its large outputs may skip the cache (non-temporal
+ * stores, which save the read for ownership of every output line). */
+uint64_t dmlpy_core_cache_bytes(void);
+
 /* Chooses a thread count for `work` units (about one element read or written each) and a grain over
  * `items` work items. requested = 0 means all online CPUs. */
 unsigned dmlpy_choose_threads(uint64_t work, uint64_t items, unsigned requested);

@@ -63,6 +63,11 @@
 #define EW_STREAM_BYTES ((uint64_t)16 << 20)
 #endif
 
+/* A plain FLOAT32 copy of contiguous rows streams from this many output bytes (data_movement.c's rule). */
+#ifndef EW_COPY_STREAM_BYTES
+#define EW_COPY_STREAM_BYTES ((uint64_t)4 << 20)
+#endif
+
 typedef struct ew_plan ew_plan;
 typedef void (*ew_row_fn)(const ew_plan* p, float* y, const float* a, const float* b, size_t n);
 /* A binary row whose other operand is one value v along it (a stride-0 broadcast, a per-channel bias). */
@@ -349,6 +354,17 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
         const uint64_t sa = p->st[1][last], sb = p->st[2][last];
         splat = sa == 1 && sb == 0 ? 1 : sa == 0 && sb == 1 ? 0 : -1;
     }
+#if defined(EW_STREAM)
+    if (p->copy && ys == 1 && p->stream && p->st[1][last] == 1) { /* a streamed copy of a contiguous row */
+        const float* f = (const float*)p->in[0] + off[1];
+        float* y = (float*)p->y + off[0];
+        j = 0;
+        for (; j < n && ((uintptr_t)(y + j) & 31u) != 0; ++j) y[j] = f[j];
+        for (; j + 8 <= n; j += 8) _mm256_stream_ps(y + j, _mm256_loadu_ps(f + j));
+        for (; j < n; ++j) y[j] = f[j];
+        return;
+    }
+#endif
     if (p->copy && ys == 1 && !p->stream) { /* a strided copy (a transpose): no buffer */
         const float* f = (const float*)p->in[0] + off[1];
         const uint64_t s = p->st[1][last];
@@ -755,12 +771,24 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
         p.chunk = EW_TILE;
         p.tile_blocks = (p.sizes[p.tile_dim] + EW_TILE - 1) / EW_TILE;
     }
+#if defined(EW_STREAM)
+    /* A plain copy of contiguous rows (a channel shuffle, a slice of rows), as data_movement.c's copies: its
+     * output of 4 MB and more skips the cache. */
+    if (p.copy && !p.stream && p.tile_dim == p.rank && p.st[0][p.rank - 1] == 1 && p.st[1][p.rank - 1] == 1 &&
+        elements * 4u >= EW_COPY_STREAM_BYTES && stage.block == NULL && t[1].data != t[0].data) {
+        p.stream = 1;
+    }
+#endif
     for (i = 0; i + 1 < p.rank; ++i) rows *= i == p.tile_dim ? p.tile_blocks : p.sizes[i];
     p.chunks_per_row = (p.sizes[p.rank - 1] + p.chunk - 1) / p.chunk;
     items = rows * p.chunks_per_row;
-    /* one unit per element read or written; a libm call per element costs about 16 */
-    work = elements * ((uint64_t)p.nin + 1u) *
-           ((p.op->transcendental || dmlpy_act_is_transcendental(p.act.kind)) ? 16u : 1u);
+    /* one unit per element read or written; a libm call per element costs about 16. A plain FLOAT32 copy (a
+     * transpose, a channel shuffle) is data movement and counted as data_movement.c counts it: one unit per
+     * 2 bytes read or written, 4 per element. At one unit per element its second thread came only from 1 MB
+     * copied, and ShuffleNet's 1x2x116x28x28 shuffle (0.73 MB) ran on one: 26 us a call, 14.5 us on two. */
+    work = p.copy ? elements * 4u
+                  : elements * ((uint64_t)p.nin + 1u) *
+                        ((p.op->transcendental || dmlpy_act_is_transcendental(p.act.kind)) ? 16u : 1u);
     threads = dmlpy_choose_threads(work, items, threadCount);
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, ew_run, &p);
     dmlpy_output_unstage(&stage, 1);

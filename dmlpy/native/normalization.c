@@ -64,6 +64,7 @@ typedef struct norm_plan {
     uint32_t kr, rr;                /* kept / reduced dims after merging */
     uint64_t ksz[DMLPY_MAX_RANK], rsz[DMLPY_MAX_RANK];
     uint64_t row_len, rows, chunks_per_row;
+    int stream;                     /* batch_norm_packed writes y with non-temporal stores */
     norm_view v[V_COUNT];
 } norm_plan;
 
@@ -904,6 +905,98 @@ static void batch_norm_chunk(const norm_plan* p, uint64_t row, uint64_t j0) {
     norm_store(p, off[V_Y], j0, n, yb);
 }
 
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#define NORM_STREAM 1
+#if defined(__AVX512F__)
+#define NORM_SW 16
+typedef __m512 norm_sv;
+#define NORM_SLOAD(p) _mm512_loadu_ps(p)
+#define NORM_SSPLAT(v) _mm512_set1_ps(v)
+#define NORM_SBN(x, m, a, b) _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps((x), (m)), (a)), (b))
+#define NORM_SSTREAM(p, v) _mm512_stream_ps((p), (v))
+#elif defined(__AVX__)
+#define NORM_SW 8
+typedef __m256 norm_sv;
+#define NORM_SLOAD(p) _mm256_loadu_ps(p)
+#define NORM_SSPLAT(v) _mm256_set1_ps(v)
+#define NORM_SBN(x, m, a, b) _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps((x), (m)), (a)), (b))
+#define NORM_SSTREAM(p, v) _mm256_stream_ps((p), (v))
+#else
+#define NORM_SW 4
+typedef __m128 norm_sv;
+#define NORM_SLOAD(p) _mm_loadu_ps(p)
+#define NORM_SSPLAT(v) _mm_set1_ps(v)
+#define NORM_SBN(x, m, a, b) _mm_add_ps(_mm_mul_ps(_mm_sub_ps((x), (m)), (a)), (b))
+#define NORM_SSTREAM(p, v) _mm_stream_ps((p), (v))
+#endif
+
+/* y[j] = (x[j] - m) * a + b, then the FusedActivation, for j < n, stored with non-temporal stores from the
+ * first vector-aligned element of y (the elements before it and after the last whole vector normally).
+ * The same operations in the same order as the normal loop (separate multiply and add), so the same bits.
+ * With an activation each piece is computed in a buffer, activated there, then streamed. */
+static void batch_norm_stream(const norm_plan* p, float* y, const float* x, size_t n, float m, float a, float b) {
+    const norm_sv vm = NORM_SSPLAT(m), va = NORM_SSPLAT(a), vb = NORM_SSPLAT(b);
+    size_t j = 0;
+    for (; j < n && ((uintptr_t)(y + j) & (NORM_SW * sizeof(float) - 1u)) != 0; ++j) y[j] = (x[j] - m) * a + b;
+    dmlpy_act_apply_row(&p->act, y, j);
+    if (p->act.kind == DMLPY_ACT_NONE) {
+        for (; j + NORM_SW <= n; j += NORM_SW) NORM_SSTREAM(y + j, NORM_SBN(NORM_SLOAD(x + j), vm, va, vb));
+    } else {
+        float buf[NORM_CHUNK];
+        while (n - j >= NORM_SW) {
+            const size_t c = (n - j) / NORM_SW * NORM_SW < NORM_CHUNK ? (n - j) / NORM_SW * NORM_SW : NORM_CHUNK;
+            size_t i;
+            for (i = 0; i < c; ++i) buf[i] = (x[j + i] - m) * a + b;
+            dmlpy_act_apply_row(&p->act, buf, c);
+            for (i = 0; i < c; i += NORM_SW) NORM_SSTREAM(y + j + i, NORM_SLOAD(buf + i));
+            j += c;
+        }
+    }
+    {
+        const size_t t = j;
+        for (; j < n; ++j) y[j] = (x[j] - m) * a + b;
+        dmlpy_act_apply_row(&p->act, y + t, n - t);
+    }
+}
+#endif
+
+/* batch_norm_chunk's items [begin, end) when x and y are packed float32 rows and every parameter is one value
+ * per row (per-channel BATCH_NORMALIZATION): a row's consecutive chunks in one loop, its parameters read once.
+ * Same arithmetic as batch_norm_chunk, so the same bits. */
+static void batch_norm_packed(const norm_plan* p, uint64_t begin, uint64_t end) {
+    static const int views[4] = {V_MEAN, V_VAR, V_SCALE, V_BIAS};
+    while (begin < end) {
+        const uint64_t row = begin / p->chunks_per_row, first = row * p->chunks_per_row;
+        const uint64_t c1 = end - first < p->chunks_per_row ? end - first : p->chunks_per_row;
+        const uint64_t j0 = (begin - first) * NORM_CHUNK, j1 = c1 * NORM_CHUNK < p->row_len ? c1 * NORM_CHUNK : p->row_len;
+        uint64_t off[V_COUNT];
+        float k[4], a, m, b;
+        const float* x;
+        float* y;
+        size_t j;
+        const size_t n = (size_t)(j1 - j0);
+        int t;
+        norm_row_offsets(p, row, off);
+        for (t = 0; t < 4; ++t) k[t] = ((const float*)p->v[views[t]].data)[off[views[t]]];
+        a = (float)((double)k[2] / sqrt((double)k[1] + (double)p->epsilon));
+        m = k[0];
+        b = k[3];
+        x = (const float*)p->v[V_X].data + off[V_X] + j0;
+        y = (float*)p->v[V_Y].data + off[V_Y] + j0;
+#if defined(NORM_STREAM)
+        if (p->stream) {
+            batch_norm_stream(p, y, x, n, m, a, b);
+            begin = first + c1;
+            continue;
+        }
+#endif
+        for (j = 0; j < n; ++j) y[j] = (x[j] - m) * a + b;
+        dmlpy_act_apply_row(&p->act, y, n);
+        begin = first + c1;
+    }
+}
+
 static void norm_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const norm_plan* p = (const norm_plan*)vp;
     uint64_t item;
@@ -917,6 +1010,14 @@ static void norm_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
         (p->v[V_SCALE].data == NULL || p->v[V_SCALE].row_const || p->v[V_SCALE].row_packed) &&
         (p->v[V_BIAS].data == NULL || p->v[V_BIAS].row_const || p->v[V_BIAS].row_packed)) {
         mvn_packed_rows(p, begin, end);
+        return;
+    }
+    if (p->kind == NK_BATCH_NORM && !p->half && p->v[V_X].row_packed && p->v[V_Y].row_packed &&
+        p->v[V_MEAN].row_const && p->v[V_VAR].row_const && p->v[V_SCALE].row_const && p->v[V_BIAS].row_const) {
+        batch_norm_packed(p, begin, end);
+#if defined(NORM_STREAM)
+        if (p->stream) _mm_sfence(); /* the streamed stores are visible before the caller joins */
+#endif
         return;
     }
     for (item = begin; item < end; ++item) {
@@ -1169,6 +1270,17 @@ int32_t dmlpy_normalization(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
     }
     if (dmlpy_act_is_transcendental(p.act.kind)) work += elements * 16u;
     threads = dmlpy_choose_threads(work, items, threadCount);
+#if defined(NORM_STREAM)
+    /* Per-channel BATCH_NORMALIZATION whose input and output per thread exceed 1.5x the core's cache: the
+     * output skips the cache (it would not be there for its reader). Measured in a C loop on one core of a
+     * 2-core Sapphire Rapids VM (2 MB L2): 1x256x56x56 (6.4 MB) 20-25% less time, 1x112x56x56 (2.8 MB) 20%
+     * less, 1x96x56x56 (2.4 MB) the same, 1x64x56x56 (1.6 MB, in L2) 1.7x more. Not in place (the output's
+     * lines are read as the input) nor staged. */
+    p.stream = p.kind == NK_BATCH_NORM && !p.half && p.v[V_X].row_packed && p.v[V_Y].row_packed &&
+               p.v[V_MEAN].row_const && p.v[V_VAR].row_const && p.v[V_SCALE].row_const && p.v[V_BIAS].row_const &&
+               stage.block == NULL && p.v[V_X].data != p.v[V_Y].data &&
+               elements * 8u / threads >= dmlpy_core_cache_bytes() / 2u * 3u;
+#endif
     dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, norm_run, &p);
     dmlpy_output_unstage(&stage, 1);
     return DMLPY_OK;

@@ -70,6 +70,20 @@ unsigned dmlpy_online_cpus(void) {
 #endif
 }
 
+uint64_t dmlpy_core_cache_bytes(void) {
+    static volatile uint64_t cached = 0; /* two first calls store the same value */
+    uint64_t bytes = cached;
+    if (bytes == 0) {
+        long l2 = 0;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+        l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+        bytes = l2 > 0 ? (uint64_t)l2 : (uint64_t)1 << 20;
+        cached = bytes;
+    }
+    return bytes;
+}
+
 unsigned dmlpy_choose_threads(uint64_t work, uint64_t items, unsigned requested) {
     uint64_t limit = requested ? requested : dmlpy_online_cpus();
     uint64_t by_work;

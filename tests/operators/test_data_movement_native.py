@@ -288,9 +288,9 @@ def test_every_operator_with_a_c_kernel_has_random_cases_here() -> None:
     ],
 )
 def test_native_join_streams_long_runs_to_any_alignment_with_the_numpy_kernels_bits(dtype: Any, lengths: tuple[int, ...]) -> None:
-    """Outputs the last-level cache cannot hold (and of 4 MB at least; build with -DDM_STREAM_USE_LLC=0 to
-    use 4 MB alone) are copied with non-temporal stores in runs of 4 KB and more: every head and tail byte
-    of each run is still written, once."""
+    """Outputs of 4 MB and more (that the last-level cache cannot hold either, with -DDM_STREAM_USE_LLC=1) are
+    copied with non-temporal stores in runs of 4 KB and more: every head and tail byte of each run is still
+    written, once."""
     rng = np.random.default_rng(len(lengths))
     parts = [random_bits(rng, dtype, (n,)) for n in lengths]
     desc = DML_JOIN_OPERATOR_DESC(len(parts), [buffer_tensor(dtype, (n,)) for n in lengths], buffer_tensor(dtype, (sum(lengths),)), 0)
@@ -303,10 +303,11 @@ def test_native_join_streams_long_runs_to_any_alignment_with_the_numpy_kernels_b
 @pytest.mark.parametrize(("dtype", "sizes", "start", "end"), [
     pytest.param(np.float64, (1, 3, 300, 301), (0, 1, 2, 3), (0, 2, 1, 0), id="FLOAT64 rows of 305: every row at another offset in its lines"),
     pytest.param(np.int32, (2, 5, 211, 499), (1, 0, 3, 1), (0, 1, 0, 2), id="INT32 rows of 502, padded batches and channels"),
+    pytest.param(np.float32, (1, 5, 517, 507), (0, 0, 1, 2), (0, 1, 2, 2), id="FLOAT32 rows of 511: rows start at each 4-byte offset of a 16-byte unit"),
 ])  # fmt: skip
 def test_native_padding_of_large_outputs_streams_every_row_with_the_numpy_kernels_bits(mode: MODE, dtype: Any, sizes: tuple[int, ...], start: tuple[int, ...], end: tuple[int, ...]) -> None:
-    """Outputs of 4- or 8-byte elements the last-level cache cannot hold (4 MB with -DDM_STREAM_USE_LLC=0) are
-    written with non-temporal stores only."""
+    """Outputs of 4- or 8-byte elements of 4 MB and more (and that the last-level cache cannot hold, with
+    -DDM_STREAM_USE_LLC=1) are written with non-temporal stores only."""
     x = random_bits(np.random.default_rng(3), dtype, sizes)
     out = tuple(n + a + b for n, a, b in zip(sizes, start, end, strict=True))
     union = DML_SCALAR_UNION(Bytes=bytes(range(1, 9)))

@@ -395,6 +395,20 @@ def test_identity_into_an_nhwc_output_is_a_transpose_of_the_very_bits(threads: i
     assert np.ascontiguousarray(y.transpose(0, 2, 3, 1)).tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_channel_shuffle_with_an_output_of_4_mb_is_a_copy_of_the_very_bits(threads: int) -> None:
+    """{1, 2, 60, 97, 91} read as {1, 60, 2, 97, 91} (4.2 MB): rows of 8827 floats copied with non-temporal stores
+    where the variant has AVX, from every alignment of a row's start; NaN payloads included."""
+    grouped = (1, 2, 60, 97, 91)
+    shuffled = (1, 60, 2, 97, 91)
+    x = np.random.default_rng(6).integers(0, 2**32, grouped, dtype=np.uint32).view(np.float32)
+    packed = (2 * 60 * 97 * 91, 60 * 97 * 91, 97 * 91, 91, 1)
+    read = (packed[0], packed[2], packed[1], packed[3], packed[4])
+    desc = desc_of(OP.ELEMENT_WISE_IDENTITY, [buffer_tensor(np.float32, shuffled, read), buffer_tensor(np.float32, shuffled)])
+    y = dmlpy.run(desc, device=dmlpy.create_device(backend="native", threads=threads), InputTensor=x.transpose(0, 2, 1, 3, 4))
+    assert np.ascontiguousarray(y).tobytes() == np.ascontiguousarray(x.transpose(0, 2, 1, 3, 4)).tobytes()
+
+
 def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline() -> None:
     from dmlpy.backends import native
 

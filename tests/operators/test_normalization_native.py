@@ -366,6 +366,32 @@ def test_one_and_two_threads_give_identical_bytes(make: Callable[[], tuple[Any, 
     np.testing.assert_array_equal(one.view(np.uint32), two.view(np.uint32))
 
 
+STREAMED_CASES = [("no activation", None, 1), ("fused ReLU", FusedActivation.relu(), 1), ("fused sigmoid, two threads", FusedActivation.sigmoid(), 2)]
+
+
+@pytest.mark.parametrize(("fused", "threads"), [(f, t) for _, f, t in STREAMED_CASES], ids=[n for n, _, _ in STREAMED_CASES])
+def test_a_batch_norm_too_large_for_the_core_cache_gives_the_bits_of_its_channels_run_one_by_one(fused: Any, threads: int) -> None:
+    """1x8x383x385 per-channel (9.4 MB in and out: its output is written with non-temporal stores, rows of
+    147455 floats starting off the vector boundary) against each channel run alone (1.2 MB, cached stores)."""
+    shape, p = (1, 8, 383, 385), (1, 8, 1, 1)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(F32) * 3
+    params = {"MeanTensor": rng.standard_normal(p).astype(F32), "VarianceTensor": rng.uniform(0.05, 4.0, p).astype(F32),
+              "ScaleTensor": rng.standard_normal(p).astype(F32), "BiasTensor": rng.standard_normal(p).astype(F32)}  # fmt: skip
+
+    def desc(sizes: tuple[int, ...], param_sizes: tuple[int, ...]) -> Any:
+        return DML_BATCH_NORMALIZATION_OPERATOR_DESC(
+            buffer_tensor(F32, sizes), *(buffer_tensor(F32, param_sizes) for _ in range(4)), buffer_tensor(F32, sizes), Spatial=True,
+            Epsilon=1e-5, FusedActivation=fused,
+        )  # fmt: skip
+
+    whole = dmlpy.run(desc(shape, p), device=native_device(threads=threads), **{"InputTensor": x, **params})
+    one = (1, 1, *shape[2:])
+    for c in range(shape[1]):
+        alone = dmlpy.run(desc(one, (1, 1, 1, 1)), device=native_device(threads=1), InputTensor=x[:, c : c + 1], **{k: v[:, c : c + 1] for k, v in params.items()})
+        np.testing.assert_array_equal(whole[:, c : c + 1].view(np.uint32), alone.view(np.uint32))
+
+
 def test_the_native_backend_runs_a_fused_activation_c_lacks_on_numpy_and_does_not_refuse_it() -> None:
     shape = (2, 3, 4)
     x = np.random.default_rng(4).standard_normal(shape).astype(F32)
