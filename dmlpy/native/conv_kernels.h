@@ -76,11 +76,17 @@
 #ifndef CONV_PF
 #define CONV_PF 8 /* k steps ahead the kernel prefetches its B rows (0: off) */
 #endif
+#if CONV_NV == 3
+#define CONV_PREFETCH_X2(kk) _mm_prefetch((const char*)(x2 + off[(kk) + CONV_PF] + 15), _MM_HINT_T0);
+#else
+#define CONV_PREFETCH_X2(kk)
+#endif
 #if CONV_PF > 0
 #define CONV_PREFETCH(kk)                                                                                 \
     if ((kk) + CONV_PF < K) {                                                                             \
         _mm_prefetch((const char*)(x0 + off[(kk) + CONV_PF]), _MM_HINT_T0);                               \
         _mm_prefetch((const char*)(x1 + off[(kk) + CONV_PF] + 15), _MM_HINT_T0);                          \
+        CONV_PREFETCH_X2(kk)                                                                              \
     }
 #else
 #define CONV_PREFETCH(kk)

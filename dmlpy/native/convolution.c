@@ -75,6 +75,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef CONV_NV
+#define CONV_NV 3
+#endif
 #include "conv_kernels.h" /* CONV_MR, CONV_NV, CONV_NR and the micro-kernels */
 #include "conv_shared.h"
 
@@ -518,6 +521,65 @@ static inline uint64_t phase_taps(const conv_dim* dm, uint64_t r) {
     return dm->tap_first[r + 1] - dm->tap_first[r];
 }
 
+#if defined(CONV_AVX512)
+/* pack_a_item for float32 filters: each panel entry (kk, m = 0..width-1) is one 8-lane gather straight from the
+ * filter (lanes m*mstride apart: the output channels of one input channel and tap), no staging buffer. Returns 0
+ * (nothing written) when the lane offsets do not fit int32 or the filter is FLOAT16. */
+static int pack_a_direct(const conv_plan* p, uint64_t g, uint64_t mb, uint64_t ic0, uint64_t ic1) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const unsigned width = block_width(p, mb);
+    const uint64_t mstride = p->backward ? p->ws_1 : p->ws_0, istride = p->backward ? p->ws_0 : p->ws_1;
+    const uint64_t oc0 = mb * CONV_MR;
+    const float* wbase;
+    __m256i idx;
+    __mmask8 live, store;
+    uint64_t ph, ic;
+    unsigned m;
+    if (p->half || mstride > ((uint64_t)1 << 28)) return 0;
+    idx = _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32((int)mstride));
+    live = 0;
+    for (m = 0; m < width; ++m) {
+        if (oc0 + m < p->Cout_g) live |= (__mmask8)(1u << m);
+    }
+    store = (__mmask8)((1u << width) - 1u);
+    wbase = (const float*)p->w + (p->backward ? g * p->Cin_g * p->ws_0 + oc0 * p->ws_1
+                                              : (g * p->Cout_g + oc0) * p->ws_0);
+    for (ph = 0; ph < p->nphase; ++ph) {
+        const conv_phase* P = &p->phases[ph];
+        const uint64_t nd = phase_taps(D, P->r[0]), nh = phase_taps(H, P->r[1]), nw = phase_taps(W, P->r[2]);
+        const uint64_t ntaps = nd * nh * nw;
+        float* panel = p->a + g * p->a_group + P->a_offset + mb * CONV_MR * P->K;
+        uint64_t a, b, c, tap = 0;
+        for (a = 0; a < nd; ++a) {
+            uint64_t kd = D->tap_k[D->tap_first[P->r[0]] + a];
+            if (p->flip) kd = D->k - 1 - kd;
+            for (b = 0; b < nh; ++b) {
+                uint64_t kh = H->tap_k[H->tap_first[P->r[1]] + b];
+                if (p->flip) kh = H->k - 1 - kh;
+                for (c = 0; c < nw; ++c, ++tap) {
+                    uint64_t kw = W->tap_k[W->tap_first[P->r[2]] + c];
+                    const float* src;
+                    if (p->flip) kw = W->k - 1 - kw;
+                    src = wbase + kd * p->ws[0] + kh * p->ws[1] + kw * p->ws[2];
+                    for (ic = ic0; ic < ic1; ++ic) {
+                        const __m256 v = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), live, idx, src + ic * istride, 4);
+                        float* dst = panel + (p->ic_major ? ic * ntaps + tap : tap * p->Cin_g + ic) * width;
+                        if (width == 8) {
+                            _mm256_storeu_ps(dst, v);
+                        } else {
+                            _mm256_mask_storeu_ps(dst, store, v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 /* One A item: group g, M block mb, input channels [ic0, ic0 + a_icb), every phase. The panel of
  * (phase, mb) is K x width floats, kk-major with kk = tap*Cin_g + ic (tap = index in the phase's
  * (kd, kh, kw) list). The filter block (a_icb x width x Kvol) is first read into a float buffer in filter
@@ -537,6 +599,9 @@ static void pack_a_item(const conv_plan* p, uint64_t item) {
     uint64_t ph, ic;
     float tmp[CONV_PACK_TMP]; /* [ic - ic0][m][kd][kh][kw], filter orientation (no flip) */
 
+#if defined(CONV_AVX512)
+    if (pack_a_direct(p, g, mb, ic0, ic1)) return;
+#endif
     for (ic = 0; ic < nic; ++ic) {
         for (m = 0; m < width; ++m) {
             uint64_t oc = mb * CONV_MR + m, kd, kh, kw;
@@ -2045,7 +2110,12 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     {
         /* the few-positions path first, except where Winograd's fewer multiply-adds win (conv_small.h) */
         const uint64_t positions = p->dim[0].outc * p->dim[1].outc * p->dim[2].outc;
-        const int small_first = dims != 2 || positions < CONV_SMALL_WINO_P;
+        const conv_dim* H = &p->dim[1];
+        const conv_dim* W = &p->dim[2];
+        /* a FORWARD problem Winograd cannot take (try_winograd: 3x3, stride 1, dilation 1) goes here first too,
+         * so a call the few-positions path takes skips the filter scan (a 1024 x 256 filter: 4% of the call) */
+        const int wino_forward = H->k == 3 && W->k == 3 && H->s == 1 && W->s == 1 && H->d == 1 && W->d == 1;
+        const int small_first = dims != 2 || positions < CONV_SMALL_WINO_P || (!p->backward && !wino_forward);
         st = small_first ? run_small(p, macs, threadCount) : -1; /* checks its sums, not the filter */
         finite = st < 0 ? filter_is_finite(&wt) : 1;
         if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);
