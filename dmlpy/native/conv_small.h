@@ -88,6 +88,7 @@ typedef struct conv_small {
     int32_t* tapoff;    /* [kvol][Ppad]: input spatial offset of tap t at position p, -1: padding */
     uint64_t* yoff;     /* [P] output spatial offset */
     int dense_out;      /* yoff[p] == p */
+    int x_rows;         /* one tap, tapoff[p] == p: a B row is the input channel's plane, copied as it is */
     uint64_t rows;      /* output channels per item (multiple of mr) */
     uint64_t chunks;    /* items per (n, g) */
     unsigned mr, nv;    /* broadcast form tile */
@@ -107,6 +108,24 @@ typedef struct conv_small {
 #define SM_UNROLL
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+#define SM_UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define SM_UNROLL4
+#endif
+
+/* One k step of the broadcast form (sm_bcast_*: c, a, lda, b, ldb, m, v in scope). */
+#define SM_BCAST_STEP(MR, NV, K_)                                                                               \
+    {                                                                                                             \
+        __m512 bv[NV];                                                                                            \
+        const float* bk = b + (K_) * ldb;                                                                         \
+        SM_UNROLL for (v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bk + 16 * v);                                   \
+        SM_UNROLL for (m = 0; m < MR; ++m) {                                                                      \
+            const __m512 av = _mm512_set1_ps(a[m * lda + (K_)]);                                                  \
+            SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);                    \
+        }                                                                                                         \
+    }
+
 /* Broadcast form: C[m][16v + j] (+)= sum_{kk < K} a[m*lda + kk] * b[kk*ldb + 16v + j] (the block's sum, then
  * added to C when acc). The accumulator
  * array has the tile's exact size (the compiler keeps it in registers only then). */
@@ -117,18 +136,14 @@ typedef struct conv_small {
         unsigned m, v;                                                                                            \
         uint64_t kk;                                                                                              \
         SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_setzero_ps();    \
-        for (kk = 0; kk < K; ++kk) {                                                                              \
-            __m512 bv[NV];                                                                                        \
-            const float* bk = b + kk * ldb;                                                                       \
-            if ((kk & 15) == 0) {                                                                                 \
-                SM_UNROLL for (m = 0; m < MR; ++m) _mm_prefetch((const char*)(a + m * lda + kk + 128), _MM_HINT_T0); \
-            }                                                                                                     \
-            SM_UNROLL for (v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bk + 16 * v);                               \
-            SM_UNROLL for (m = 0; m < MR; ++m) {                                                                  \
-                const __m512 av = _mm512_set1_ps(a[m * lda + kk]);                                                \
-                SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);                \
-            }                                                                                                     \
+        /* 16 k steps per filter prefetch, unrolled by 4: a third of the loop's integer uops (the MR row  \
+         * pointers' increments), which compete with the multiply-adds for ports 0 and 5 */                    \
+        for (kk = 0; kk + 16 <= K; kk += 16) {                                                                    \
+            uint64_t ku;                                                                                          \
+            SM_UNROLL for (m = 0; m < MR; ++m) _mm_prefetch((const char*)(a + m * lda + kk + 128), _MM_HINT_T0);  \
+            SM_UNROLL4 for (ku = kk; ku < kk + 16; ++ku) SM_BCAST_STEP(MR, NV, ku)                                \
         }                                                                                                         \
+        for (; kk < K; ++kk) SM_BCAST_STEP(MR, NV, kk)                                                            \
         if (acc) { /* block sums added to the running sums */                                                  \
             SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] =                     \
                 _mm512_add_ps(c[m][v], _mm512_load_ps(C + m * ldc + 16 * v));                                     \
@@ -246,7 +261,14 @@ static void sm_pack_b(const conv_small* s, uint64_t n, uint64_t g, uint64_t k0, 
         sm_kk(s, kk, &ic, &t);
         to = s->tapoff + t * s->Ppad;
         cbase = n * p->xs_n + (g * p->Cin_g + ic) * p->xs_c;
-        if (!s->dot && !p->half) {
+        if (!s->dot && !p->half && s->x_rows) {
+            const float* xc = (const float*)p->x + cbase;
+            float* dst = Bng + kk * s->ldb;
+            for (q = 0; q < s->Ppad; q += 16) {
+                const __mmask16 mk = mask_n(q < s->P ? s->P - q : 0);
+                _mm512_store_ps(dst + q, _mm512_maskz_loadu_ps(mk, xc + q));
+            }
+        } else if (!s->dot && !p->half) {
             const float* xc = (const float*)p->x + cbase;
             float* dst = Bng + kk * s->ldb;
             for (q = 0; q < s->Ppad; q += 16) {
@@ -303,6 +325,28 @@ static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc
     const __m512i e = _mm512_set1_epi32(0x7F800000);
     __mmask16 bad = 0;
     uint64_t r, q;
+    if (s->dense_out && !p->half && (p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY)) {
+        /* the common case (no activation, float32, dense rows): bias, check, store */
+        for (r = 0; r < rows; ++r) {
+            const uint64_t oc = g * p->Cout_g + oc0 + r;
+            float* yrow = (float*)p->y + n * p->ys_n + oc * p->ys_c;
+            const __m512 bv = _mm512_set1_ps(bias_of(p, oc));
+            const float* crow = C + r * s->Ppad;
+            for (q = 0; q + 16 <= s->P; q += 16) {
+                const __m512 raw = _mm512_load_ps(crow + q);
+                bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(raw), e), e);
+                _mm512_storeu_ps(yrow + q, _mm512_add_ps(raw, bv));
+            }
+            if (q < s->P) {
+                const __mmask16 mk = mask_n(s->P - q);
+                const __m512 raw = _mm512_load_ps(crow + q);
+                bad |= _mm512_mask_cmpeq_epi32_mask(mk, _mm512_and_si512(_mm512_castps_si512(raw), e), e);
+                _mm512_mask_storeu_ps(yrow + q, mk, _mm512_add_ps(raw, bv));
+            }
+        }
+        if (bad) s->nonfinite[worker] = 1;
+        return;
+    }
     for (r = 0; r < rows; ++r) {
         const uint64_t oc = g * p->Cout_g + oc0 + r;
         const uint64_t base = n * p->ys_n + oc * p->ys_c;
@@ -359,6 +403,21 @@ static void sm_dot_rows(const conv_small* s, uint64_t g, uint64_t oc0, uint64_t 
     }
 }
 
+/* Asks for the output lines of up to count rows from *row (group g, image n; dense output rows), at most up to
+ * end; advances *row. */
+static void sm_prefetch_out(const conv_small* s, uint64_t n, uint64_t g, uint64_t* row, uint64_t end, uint64_t count) {
+    const conv_plan* p = s->p;
+    const uint64_t esize = p->half ? 2 : 4, bytes = s->P * esize;
+    uint64_t r;
+    for (r = *row; r < end && r < *row + count; ++r) {
+        const char* yrow = p->y + (n * p->ys_n + (g * p->Cout_g + r) * p->ys_c) * esize;
+        uint64_t off;
+        for (off = 0; off < bytes; off += 64) _mm_prefetch(yrow + off, _MM_HINT_T0);
+        _mm_prefetch(yrow + bytes - 1, _MM_HINT_T0);
+    }
+    *row = r;
+}
+
 /* Compute items (n, g, run of s->rows output channels); then the output-padding fills. */
 static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const conv_small* s = (const conv_small*)vp;
@@ -395,6 +454,17 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
             uint64_t r0 = oc0;
             while (r0 < oc1) {
                 const uint64_t r1 = rows_outer ? (oc1 - r0 >= s->mr ? r0 + s->mr : r0 + 1) : oc1;
+                /* rows outermost: the row block's sums in the first rows of C, stored right after its last K
+                 * block while they are in L1 (a C of every row of the item went through L2 and pushed the
+                 * filter stream out: 1024 x 196 outputs are 0.8 MB) */
+                const uint64_t cr0 = rows_outer ? r0 : oc0;
+                /* the output lines of the next row block (of this one, for the first), asked for a few rows
+                 * before each kernel call, so the epilogue's stores find them cached; all at once they fill
+                 * the line fill buffers and stall */
+                const uint64_t pf_end = r1 + s->mr < oc1 ? r1 + s->mr : oc1;
+                uint64_t pf_row = !rows_outer || !s->dense_out ? pf_end : r0 == oc0 ? r0 : r1;
+                const uint64_t calls = (nvec + s->nv - 1) / s->nv;
+                const uint64_t pf_per = (pf_end - pf_row + calls - 1) / calls;
                 for (k0 = 0; k0 < s->K; k0 += s->kc) {
                     const uint64_t kn = s->K - k0 < s->kc ? s->K - k0 : s->kc;
                     for (r = r0; r < r1;) {
@@ -403,8 +473,9 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                         uint64_t v0;
                         for (v0 = 0; v0 < nvec; v0 += s->nv) {
                             const unsigned nv = nvec - v0 >= s->nv ? s->nv : (unsigned)(nvec - v0);
+                            if (pf_row < pf_end) sm_prefetch_out(s, n, g, &pf_row, pf_end, pf_per);
                             sm_bcast_pick(mr, nv)(kn, a, s->lda, Bng + k0 * s->ldb + 16 * v0, s->ldb,
-                                                  C + (r - oc0) * s->Ppad + 16 * v0, s->Ppad, k0 != 0);
+                                                  C + (r - cr0) * s->Ppad + 16 * v0, s->Ppad, k0 != 0);
                         }
                         r += mr;
                     }
@@ -412,12 +483,14 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                      * the whole K they came from L2 a second time: the dots took a sixth of the path's time
                      * on 512 -> 512 channels at 7x7, now a ninth) */
                     if (s->ntail) {
-                        sm_dot_rows(s, g, oc0, r0, r1, Bng + s->K * s->Ppad + k0, (unsigned)s->ntail, C,
+                        sm_dot_rows(s, g, cr0, r0, r1, Bng + s->K * s->Ppad + k0, (unsigned)s->ntail, C,
                                     s->P - s->ntail, k0, kn);
                     }
                 }
+                if (rows_outer) sm_epilogue(s, n, g, r0, r1 - r0, C, worker);
                 r0 = r1;
             }
+            if (rows_outer) continue;
         }
         sm_epilogue(s, n, g, oc0, oc1 - oc0, C, worker);
     }
@@ -491,6 +564,9 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     if (!s.dot) {
         const uint64_t nvec = s.nvec;
         s.nv = nvec >= 4 ? 4u : (unsigned)nvec;
+        /* 8 x 3 vectors instead of 6 x 4 where that leaves no row tail for the 1-row kernel and no short
+         * column group (1024 output channels, 12 vectors: 4 rows at a quarter of the speed otherwise) */
+        if (s.nv == 4 && nvec % 3 == 0 && p->Cout_g % 6 != 0 && p->Cout_g % 8 == 0) s.nv = 3;
         s.mr = s.nv == 4 ? 6u : s.nv == 3 ? 8u : s.nv == 2 ? 12u : 16u;
         s.kc = CONV_SMALL_B_BYTES / (s.Ppad * sizeof(float));
         if (s.kc < 64) s.kc = 64;
@@ -578,6 +654,10 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
             }
         }
         for (; q < s.Ppad; ++q) to[q] = -1;
+    }
+    s.x_rows = s.kvol == 1;
+    for (q = 0; q < s.P && s.x_rows; ++q) {
+        if (s.tapoff[q] != (int32_t)q) s.x_rows = 0;
     }
 
     work = macs / 4.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs / 4.0);

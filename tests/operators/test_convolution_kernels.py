@@ -1221,6 +1221,12 @@ SMALL_OUTPUT_CASES = {
     "1x1 filter, 14x14, NHWC input and output, channels-last filter": small_case(
         (1, 64, 14, 14), (40, 64, 1, 1), start=(0, 0), end=(0, 0), layouts=("nhwc", "channels-last", "packed", "nhwc"), seed=34,
     ),
+    "1x1 filter, 14x14, packed: the input planes are copied as B's rows, 8-row tiles": small_case(
+        (1, 64, 14, 14), (40, 64, 1, 1), start=(0, 0), end=(0, 0), seed=40,
+    ),
+    "1x1 filter, 13x15, packed, two images, bias and relu": small_case(
+        (2, 72, 13, 15), (48, 72, 1, 1), start=(0, 0), end=(0, 0), bias=True, activation=Activation("RELU"), seed=41,
+    ),
     "stride 2 dilation 2, asymmetric padding, OutputPadding, zero-stride bias, leaky relu": small_case(
         (1, 48, 9, 8), (32, 48, 3, 3), strides=(2, 2), dilations=(2, 2), start=(2, 0), end=(1, 2), output_padding=(1, 0),
         bias=True, activation=Activation("LEAKY_RELU", (0.1,)), layouts=("packed", "packed", "zero-strides", "packed"), seed=35,
