@@ -744,6 +744,24 @@ static void store_segment(const conv_plan* p, const uint64_t* ybase, const float
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
         const __mmask16 m0 = mask_n(count), m1 = count > 16 ? mask_n(count - 16) : 0;
         const uint64_t out = yrow + ow_lo;
+        if (Sw == 2 && plain && !p->half && !p->nt) {
+            /* the two W phases interleaved by one two-source permute per 16 outputs, its indices shifted by lane0
+             * (lanes past the segment are masked off) */
+            const __m512i j2 = _mm512_srli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
+            const __m512i odd = _mm512_set_epi32(16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0);
+            const __m512i l15 = _mm512_set1_epi32(15);
+            const __m512i base = _mm512_add_epi32(j2, _mm512_set1_epi32((int)lane0));
+            const __m512i ilo = _mm512_or_si512(_mm512_and_si512(base, l15), odd);
+            const __m512i ihi = _mm512_or_si512(_mm512_and_si512(_mm512_add_epi32(base, _mm512_set1_epi32(8)), l15), odd);
+            float* y = (float*)p->y + out;
+            for (m = 0; m < rows; ++m) {
+                const __m512 bv = _mm512_set1_ps(bias[m]);
+                const __m512 v0 = _mm512_load_ps(crow + m * CONV_NR), v1 = _mm512_load_ps(crow + m * CONV_NR + phase_stride);
+                _mm512_mask_storeu_ps(y + ybase[m], m0, _mm512_add_ps(_mm512_permutex2var_ps(v0, ilo, v1), bv));
+                if (m1) _mm512_mask_storeu_ps(y + ybase[m] + 16, m1, _mm512_add_ps(_mm512_permutex2var_ps(v0, ihi, v1), bv));
+            }
+            return;
+        }
         if (Sw == 1 && plain && !p->half && lane0 == 0) {
             /* the common case: one (masked) vector store per row */
             for (m = 0; m < rows; ++m) {
@@ -784,10 +802,12 @@ static void store_segment(const conv_plan* p, const uint64_t* ybase, const float
     }
 }
 
-/* Asks for the output lines a tile will write (for writing), so their misses overlap the tile's
- * arithmetic instead of stalling the epilogue. Unit output W stride, cached stores only. */
+/* Asks for the output lines a tile will write in output channels [oc0, oc1) of the group (for writing), so their
+ * misses overlap the tile's arithmetic instead of stalling the epilogue. Unit output W stride, cached stores
+ * only. Called per M block before its first kernel: the lines of every channel at once filled the line fill
+ * buffers and stalled (2% of a 128 -> 64 channel ConvTranspose k3 s2 at 28x28). */
 static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_t rd, uint64_t rh,
-                             const conv_slot* slots) {
+                             const conv_slot* slots, uint64_t oc0, uint64_t oc1) {
 #if defined(__GNUC__) || defined(__clang__)
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
@@ -808,9 +828,10 @@ static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_
                 const char* first;
                 uint64_t span;
                 if (last >= W->outc) last = W->outc - 1;
-                first = p->y + (n * p->ys_n + g * p->Cout_g * p->ys_c + od * p->ys[0] + oh * p->ys[1] + Sw * tw) * esize;
+                first = p->y + (n * p->ys_n + (g * p->Cout_g + oc0) * p->ys_c + od * p->ys[0] + oh * p->ys[1] + Sw * tw) *
+                                   esize;
                 span = (last - Sw * tw) * esize;
-                for (oc = 0; oc < p->Cout_g; ++oc, first += p->ys_c * esize) {
+                for (oc = oc0; oc < oc1; ++oc, first += p->ys_c * esize) {
                     __builtin_prefetch(first, 1, 3);
                     __builtin_prefetch(first + span, 1, 3);
                 }
@@ -830,6 +851,8 @@ static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_
     (void)rd;
     (void)rh;
     (void)slots;
+    (void)oc0;
+    (void)oc1;
 #endif
 }
 
@@ -952,11 +975,14 @@ static void compute_tiles(const conv_plan* p, const float* xg, uint64_t n, uint6
                 xv[v] = xg + sl->td * p->xd + sl->th * p->xh + sl->tw0;
             }
         }
-        if (prefetch) prefetch_outputs(p, n, g, rd, rh, slots);
         /* K blocks outermost: one block of B serves every M block and W phase from L1. */
         for (k0 = 0; k0 < kmax || k0 == 0; k0 += CONV_KC) {
             for (mb = 0; mb < p->mblocks; ++mb) {
                 unsigned width = block_width(p, mb);
+                if (prefetch && k0 == 0) {
+                    prefetch_outputs(p, n, g, rd, rh, slots, mb * CONV_MR,
+                                     mb * CONV_MR + width < p->Cout_g ? mb * CONV_MR + width : p->Cout_g);
+                }
                 for (rw = 0; rw < W->nphase; ++rw) {
                     const conv_phase* P = &P0[rw];
                     uint64_t kn;

@@ -1037,6 +1037,22 @@ def oracle_backward_gather(x: np.ndarray, w: np.ndarray, strides: Sequence[int],
     return y
 
 
+@pytest.mark.parametrize(("size", "cout"), [(20, 16), (28, 24)], ids=["20x20", "28x28"])
+def test_a_plain_stride_2_convtranspose_interleaves_its_w_phases_at_every_lane_offset(device: dmlpy.Device, rng: np.random.Generator, size: int, cout: int) -> None:
+    """ConvTranspose k3 s2 p1 with output_padding 1 (the benchmark's decoder layer with fewer channels): each output
+    row interleaves two W phases of `size` columns, computed 16 positions of a flattened phase grid (rows of
+    size + 1) at a time, so stored segments start at every lane offset and span up to 32 outputs; float32 without
+    bias or activation takes the epilogue's one-permute stores. Against the gather oracle in float64."""
+    x = rng.uniform(-1, 1, (1, 32, size, size)).astype(np.float32)
+    w = rng.uniform(-1, 1, (32, cout, 3, 3)).astype(np.float32)
+    out = (2 * size, 2 * size)
+    desc = conv_desc(x.shape, w.shape, (1, cout, *out), direction=BACKWARD, strides=(2, 2), start=(1, 1), end=(1, 1))
+    y = run_conv(desc, device, x, w)
+    expected = oracle_backward_gather(x, w, (2, 2), (1, 1), out, 1)
+    error = np.abs(y - expected) / (1.0 + np.abs(expected))
+    assert error.max() < 1e-4, f"max |error| / (1 + |y|) = {error.max():.3g}"
+
+
 def backward_with_zeros_multiplied(x: np.ndarray, w: np.ndarray, stride: int, pad: int, out: Sequence[int], groups: int) -> np.ndarray:
     """What a kernel that stores padding and inserted zeros computes: a stride-1 correlation over the zero-inserted
     input explicitly padded with kernel - 1 - pad zeros in front, every tap multiplied (0 * inf = NaN)."""
