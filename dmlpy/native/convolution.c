@@ -32,7 +32,7 @@
  *   Per (group, phase): C[oc, p] = sum_kk A[kk][oc] * B[kk][p] with kk = (tap, ic) (rows: tap-major, so
  *   a tap's loads over the channels walk memory with a constant stride; planes: ic-major, so a channel's
  *   taps share cache lines), A = W' repacked into MR-row panels, B read straight from xp through a table
- *   of per-kk offsets. The micro-kernel keeps an MR x (16*NV) tile in registers (AVX-512: 8 x 32 = 16
+ *   of per-kk offsets. The micro-kernel keeps an MR x (16*NV) tile in registers (AVX-512: 8 x 48 = 24
  *   zmm accumulators, A broadcast, one unaligned B load per vector and k step); each of the NV vectors has
  *   its own base, so a tile can take slots from different grid rows. K is blocked (KC steps): one tile's
  *   B block stays in L1 while every M block and W phase consumes it, block sums are added to a per-thread
@@ -76,6 +76,8 @@
 #include <string.h>
 
 #ifndef CONV_NV
+/* three B vectors per k step (8 x 48 tiles, as gemm.c's): 8 x 32 tiles issued 10 loads (8 broadcasts) per 16
+ * multiply-adds and ran at about two thirds of the FMA peak; 11 per 24 keep the FMA ports busy */
 #define CONV_NV 3
 #endif
 #include "conv_kernels.h" /* CONV_MR, CONV_NV, CONV_NR and the micro-kernels */
