@@ -89,6 +89,8 @@ typedef struct conv_small {
     uint64_t* yoff;     /* [P] output spatial offset */
     int dense_out;      /* yoff[p] == p */
     int x_rows;         /* one tap, tapoff[p] == p: a B row is the input channel's plane, copied as it is */
+    int direct_out;     /* broadcast form, one K block, dense float32 output rows, no activation, P - ntail a
+                         * multiple of 16: the kernels store the outputs, the epilogue only the tail positions */
     uint64_t rows;      /* output channels per item (multiple of mr) */
     uint64_t chunks;    /* items per (n, g) */
     unsigned mr, nv;    /* broadcast form tile */
@@ -127,23 +129,39 @@ typedef struct conv_small {
     }
 
 /* Broadcast form: C[m][16v + j] (+)= sum_{kk < K} a[m*lda + kk] * b[kk*ldb + 16v + j] (the block's sum, then
- * added to C when acc). The accumulator
- * array has the tile's exact size (the compiler keeps it in registers only then). */
+ * added to C when acc). The accumulator array has the tile's exact size (the compiler keeps it in registers only
+ * then). With bias (float32 output rows, one K block, no activation): C is the output, each sum + bias[m] is
+ * stored unaligned and *bad notes an infinite or NaN sum (the epilogue's work, without the round trip through a
+ * tile buffer). */
 #define SM_BCAST(MR, NV)                                                                                        \
     static void sm_bcast_##MR##_##NV(uint64_t K, const float* restrict a, uint64_t lda, const float* restrict b, \
-                                     uint64_t ldb, float* restrict C, uint64_t ldc, int acc) {                   \
+                                     uint64_t ldb, float* restrict C, uint64_t ldc, int acc,                     \
+                                     const float* restrict bias, uint32_t* bad) {                                \
         __m512 c[MR][NV];                                                                                         \
         unsigned m, v;                                                                                            \
         uint64_t kk;                                                                                              \
         SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] = _mm512_setzero_ps();    \
-        /* 16 k steps per filter prefetch, unrolled by 4: a third of the loop's integer uops (the MR row  \
-         * pointers' increments), which compete with the multiply-adds for ports 0 and 5 */                    \
+        /* 16 k steps per filter prefetch (no per-step test; the loop's integer uops compete with the      \
+         * multiply-adds for ports 0 and 5) */                                                                 \
         for (kk = 0; kk + 16 <= K; kk += 16) {                                                                    \
             uint64_t ku;                                                                                          \
             SM_UNROLL for (m = 0; m < MR; ++m) _mm_prefetch((const char*)(a + m * lda + kk + 128), _MM_HINT_T0);  \
             SM_UNROLL4 for (ku = kk; ku < kk + 16; ++ku) SM_BCAST_STEP(MR, NV, ku)                                \
         }                                                                                                         \
         for (; kk < K; ++kk) SM_BCAST_STEP(MR, NV, kk)                                                            \
+        if (bias) {                                                                                               \
+            const __m512i e = _mm512_set1_epi32(0x7F800000);                                                      \
+            __mmask16 hit = 0;                                                                                    \
+            SM_UNROLL for (m = 0; m < MR; ++m) {                                                                  \
+                const __m512 bm = _mm512_set1_ps(bias[m]);                                                        \
+                SM_UNROLL for (v = 0; v < NV; ++v) {                                                              \
+                    hit |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(c[m][v]), e), e);         \
+                    _mm512_storeu_ps(C + m * ldc + 16 * v, _mm512_add_ps(c[m][v], bm));                           \
+                }                                                                                                 \
+            }                                                                                                     \
+            if (hit) *bad = 1;                                                                                    \
+            return;                                                                                               \
+        }                                                                                                         \
         if (acc) { /* block sums added to the running sums */                                                  \
             SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v) c[m][v] =                     \
                 _mm512_add_ps(c[m][v], _mm512_load_ps(C + m * ldc + 16 * v));                                     \
@@ -166,7 +184,8 @@ SM_BCAST(1, 3)
 SM_BCAST(1, 2)
 SM_BCAST(1, 1)
 
-typedef void (*sm_bcast_fn)(uint64_t, const float*, uint64_t, const float*, uint64_t, float*, uint64_t, int);
+typedef void (*sm_bcast_fn)(uint64_t, const float*, uint64_t, const float*, uint64_t, float*, uint64_t, int, const float*,
+                            uint32_t*);
 
 static sm_bcast_fn sm_bcast_pick(unsigned mr, unsigned nv) {
     if (mr == 1) return nv == 4 ? sm_bcast_1_4 : nv == 3 ? sm_bcast_1_3 : nv == 2 ? sm_bcast_1_2 : sm_bcast_1_1;
@@ -402,6 +421,24 @@ static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc
     if (bad) s->nonfinite[worker] = 1;
 }
 
+/* sm_epilogue's plain case for positions [q0, P) only (direct_out: the kernels stored the others). */
+static void sm_epilogue_cols(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc0, uint64_t rows, const float* C,
+                             uint64_t q0, unsigned worker) {
+    const conv_plan* p = s->p;
+    const __m512i e = _mm512_set1_epi32(0x7F800000);
+    const __mmask16 mk = mask_n(s->P - q0);
+    __mmask16 bad = 0;
+    uint64_t r;
+    for (r = 0; r < rows; ++r) {
+        const uint64_t oc = g * p->Cout_g + oc0 + r;
+        float* yrow = (float*)p->y + n * p->ys_n + oc * p->ys_c;
+        const __m512 raw = _mm512_maskz_loadu_ps(mk, C + r * s->Ppad + q0);
+        bad |= _mm512_mask_cmpeq_epi32_mask(mk, _mm512_and_si512(_mm512_castps_si512(raw), e), e);
+        _mm512_mask_storeu_ps(yrow + q0, mk, _mm512_add_ps(raw, _mm512_set1_ps(bias_of(p, oc))));
+    }
+    if (bad) s->nonfinite[worker] = 1;
+}
+
 /* Dot products of rows [r0, r1) (of group g; C rows from oc0) with pb <= 4 position-major rows bt (ldb apart),
  * into C columns from q0. Rows in blocks of 4 (6, 8 for 2, 1 positions). */
 /* Rows r0..r1 of positions q0..q0+pb over the channel-taps k0..k0+kn (bt points at k0 of the first position
@@ -475,6 +512,13 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                  * block while they are in L1 (a C of every row of the item went through L2 and pushed the
                  * filter stream out: 1024 x 196 outputs are 0.8 MB) */
                 const uint64_t cr0 = rows_outer ? r0 : oc0;
+                /* one K block, float32 rows, no activation, whole vectors: the kernels store the outputs */
+                const int direct = rows_outer && s->direct_out && r1 - r0 <= 16;
+                float bias[16];
+                uint32_t bad = 0;
+                if (direct) {
+                    for (r = r0; r < r1; ++r) bias[r - r0] = bias_of(p, g * p->Cout_g + r);
+                }
                 for (k0 = 0; k0 < s->K; k0 += s->kc) {
                     const uint64_t kn = s->K - k0 < s->kc ? s->K - k0 : s->kc;
                     for (r = r0; r < r1;) {
@@ -483,8 +527,14 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                         uint64_t v0;
                         for (v0 = 0; v0 < nvec; v0 += s->nv) {
                             const unsigned nv = nvec - v0 >= s->nv ? s->nv : (unsigned)(nvec - v0);
-                            sm_bcast_pick(mr, nv)(kn, a, s->lda, Bng + k0 * s->ldb + 16 * v0, s->ldb,
-                                                  C + (r - cr0) * s->Ppad + 16 * v0, s->Ppad, k0 != 0);
+                            if (direct) {
+                                sm_bcast_pick(mr, nv)(kn, a, s->lda, Bng + 16 * v0, s->ldb,
+                                                      (float*)p->y + n * p->ys_n + (g * p->Cout_g + r) * p->ys_c + 16 * v0,
+                                                      p->ys_c, 0, bias + (r - r0), &bad);
+                            } else {
+                                sm_bcast_pick(mr, nv)(kn, a, s->lda, Bng + k0 * s->ldb + 16 * v0, s->ldb,
+                                                      C + (r - cr0) * s->Ppad + 16 * v0, s->Ppad, k0 != 0, NULL, NULL);
+                            }
                         }
                         r += mr;
                     }
@@ -496,7 +546,12 @@ static void sm_compute_run(void* vp, uint64_t begin, uint64_t end, unsigned work
                                     s->P - s->ntail, k0, kn);
                     }
                 }
-                if (rows_outer) sm_epilogue(s, n, g, r0, r1 - r0, C, worker);
+                if (direct) {
+                    if (s->ntail) sm_epilogue_cols(s, n, g, r0, r1 - r0, C, s->P - s->ntail, worker);
+                    if (bad) s->nonfinite[worker] = 1;
+                } else if (rows_outer) {
+                    sm_epilogue(s, n, g, r0, r1 - r0, C, worker);
+                }
                 r0 = r1;
             }
             if (rows_outer) continue;
@@ -664,6 +719,9 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
         }
         for (; q < s.Ppad; ++q) to[q] = -1;
     }
+    s.direct_out = !s.dot && s.K <= s.kc && s.dense_out && !p->half &&
+                   (p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY) && (s.P - s.ntail) % 16 == 0 &&
+                   s.mr <= 16;
     s.x_rows = s.kvol == 1;
     for (q = 0; q < s.P && s.x_rows; ++q) {
         if (s.tapoff[q] != (int32_t)q) s.x_rows = 0;
