@@ -76,24 +76,46 @@
 #ifndef CONV_PF
 #define CONV_PF 8 /* k steps ahead the kernel prefetches its B rows (0: off) */
 #endif
+#if CONV_NV == 3
+#define CONV_PREFETCH_X2(kk) _mm_prefetch((const char*)(x2 + off[(kk) + CONV_PF] + 15), _MM_HINT_T0);
+#else
+#define CONV_PREFETCH_X2(kk)
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define CONV_UNROLL2 _Pragma("GCC unroll 2")
+#else
+#define CONV_UNROLL2
+#endif
 #if CONV_PF > 0
-#define CONV_PREFETCH(kk)                                                                                 \
-    if ((kk) + CONV_PF < K) {                                                                             \
+#define CONV_PREFETCH_AHEAD(kk)                                                                           \
+    {                                                                                                     \
         _mm_prefetch((const char*)(x0 + off[(kk) + CONV_PF]), _MM_HINT_T0);                               \
         _mm_prefetch((const char*)(x1 + off[(kk) + CONV_PF] + 15), _MM_HINT_T0);                          \
+        CONV_PREFETCH_X2(kk)                                                                              \
     }
 #else
-#define CONV_PREFETCH(kk)
+#define CONV_PREFETCH_AHEAD(kk)
 #endif
 
+/* The k loop in two parts, the steps that prefetch CONV_PF steps ahead and the last CONV_PF, each unrolled
+ * by two: no per-step bound check for the prefetch, half the loop overhead (integer uops that otherwise
+ * compete with the multiply-adds for ports 0 and 5). */
 #define DEFINE_KERNEL(NAME, MR, ROWS)                                                                    \
     static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off,      \
                      float* restrict C, int acc) {                                                       \
-        uint64_t kk;                                                                                      \
+        uint64_t kk = 0;                                                                                  \
+        const uint64_t kpf = K > CONV_PF ? K - CONV_PF : 0;                                               \
         ROWS(ROW_DECL)                                                                                    \
-        for (kk = 0; kk < K; ++kk) {                                                                      \
+        CONV_UNROLL2                                                                                      \
+        for (; kk < kpf; ++kk) {                                                                          \
             const float* a = A + kk * MR;                                                                 \
-            CONV_PREFETCH(kk)                                                                             \
+            CONV_PREFETCH_AHEAD(kk)                                                                       \
+            B_LOAD(off[kk])                                                                               \
+            ROWS(ROW_FMA)                                                                                 \
+        }                                                                                                 \
+        CONV_UNROLL2                                                                                      \
+        for (; kk < K; ++kk) {                                                                            \
+            const float* a = A + kk * MR;                                                                 \
             B_LOAD(off[kk])                                                                               \
             ROWS(ROW_FMA)                                                                                 \
         }                                                                                                 \

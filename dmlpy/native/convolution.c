@@ -32,7 +32,7 @@
  *   Per (group, phase): C[oc, p] = sum_kk A[kk][oc] * B[kk][p] with kk = (tap, ic) (rows: tap-major, so
  *   a tap's loads over the channels walk memory with a constant stride; planes: ic-major, so a channel's
  *   taps share cache lines), A = W' repacked into MR-row panels, B read straight from xp through a table
- *   of per-kk offsets. The micro-kernel keeps an MR x (16*NV) tile in registers (AVX-512: 8 x 32 = 16
+ *   of per-kk offsets. The micro-kernel keeps an MR x (16*NV) tile in registers (AVX-512: 8 x 48 = 24
  *   zmm accumulators, A broadcast, one unaligned B load per vector and k step); each of the NV vectors has
  *   its own base, so a tile can take slots from different grid rows. K is blocked (KC steps): one tile's
  *   B block stays in L1 while every M block and W phase consumes it, block sums are added to a per-thread
@@ -75,6 +75,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef CONV_NV
+/* three B vectors per k step (8 x 48 tiles, as gemm.c's): 8 x 32 tiles issued 10 loads (8 broadcasts) per 16
+ * multiply-adds and ran at about two thirds of the FMA peak; 11 per 24 keep the FMA ports busy */
+#define CONV_NV 3
+#endif
 #include "conv_kernels.h" /* CONV_MR, CONV_NV, CONV_NR and the micro-kernels */
 #include "conv_shared.h"
 
@@ -518,6 +523,65 @@ static inline uint64_t phase_taps(const conv_dim* dm, uint64_t r) {
     return dm->tap_first[r + 1] - dm->tap_first[r];
 }
 
+#if defined(CONV_AVX512)
+/* pack_a_item for float32 filters: each panel entry (kk, m = 0..width-1) is one 8-lane gather straight from the
+ * filter (lanes m*mstride apart: the output channels of one input channel and tap), no staging buffer. Returns 0
+ * (nothing written) when the lane offsets do not fit int32 or the filter is FLOAT16. */
+static int pack_a_direct(const conv_plan* p, uint64_t g, uint64_t mb, uint64_t ic0, uint64_t ic1) {
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    const unsigned width = block_width(p, mb);
+    const uint64_t mstride = p->backward ? p->ws_1 : p->ws_0, istride = p->backward ? p->ws_0 : p->ws_1;
+    const uint64_t oc0 = mb * CONV_MR;
+    const float* wbase;
+    __m256i idx;
+    __mmask8 live, store;
+    uint64_t ph, ic;
+    unsigned m;
+    if (p->half || mstride > ((uint64_t)1 << 28)) return 0;
+    idx = _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32((int)mstride));
+    live = 0;
+    for (m = 0; m < width; ++m) {
+        if (oc0 + m < p->Cout_g) live |= (__mmask8)(1u << m);
+    }
+    store = (__mmask8)((1u << width) - 1u);
+    wbase = (const float*)p->w + (p->backward ? g * p->Cin_g * p->ws_0 + oc0 * p->ws_1
+                                              : (g * p->Cout_g + oc0) * p->ws_0);
+    for (ph = 0; ph < p->nphase; ++ph) {
+        const conv_phase* P = &p->phases[ph];
+        const uint64_t nd = phase_taps(D, P->r[0]), nh = phase_taps(H, P->r[1]), nw = phase_taps(W, P->r[2]);
+        const uint64_t ntaps = nd * nh * nw;
+        float* panel = p->a + g * p->a_group + P->a_offset + mb * CONV_MR * P->K;
+        uint64_t a, b, c, tap = 0;
+        for (a = 0; a < nd; ++a) {
+            uint64_t kd = D->tap_k[D->tap_first[P->r[0]] + a];
+            if (p->flip) kd = D->k - 1 - kd;
+            for (b = 0; b < nh; ++b) {
+                uint64_t kh = H->tap_k[H->tap_first[P->r[1]] + b];
+                if (p->flip) kh = H->k - 1 - kh;
+                for (c = 0; c < nw; ++c, ++tap) {
+                    uint64_t kw = W->tap_k[W->tap_first[P->r[2]] + c];
+                    const float* src;
+                    if (p->flip) kw = W->k - 1 - kw;
+                    src = wbase + kd * p->ws[0] + kh * p->ws[1] + kw * p->ws[2];
+                    for (ic = ic0; ic < ic1; ++ic) {
+                        const __m256 v = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), live, idx, src + ic * istride, 4);
+                        float* dst = panel + (p->ic_major ? ic * ntaps + tap : tap * p->Cin_g + ic) * width;
+                        if (width == 8) {
+                            _mm256_storeu_ps(dst, v);
+                        } else {
+                            _mm256_mask_storeu_ps(dst, store, v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 /* One A item: group g, M block mb, input channels [ic0, ic0 + a_icb), every phase. The panel of
  * (phase, mb) is K x width floats, kk-major with kk = tap*Cin_g + ic (tap = index in the phase's
  * (kd, kh, kw) list). The filter block (a_icb x width x Kvol) is first read into a float buffer in filter
@@ -537,6 +601,9 @@ static void pack_a_item(const conv_plan* p, uint64_t item) {
     uint64_t ph, ic;
     float tmp[CONV_PACK_TMP]; /* [ic - ic0][m][kd][kh][kw], filter orientation (no flip) */
 
+#if defined(CONV_AVX512)
+    if (pack_a_direct(p, g, mb, ic0, ic1)) return;
+#endif
     for (ic = 0; ic < nic; ++ic) {
         for (m = 0; m < width; ++m) {
             uint64_t oc = mb * CONV_MR + m, kd, kh, kw;
@@ -679,6 +746,24 @@ static void store_segment(const conv_plan* p, const uint64_t* ybase, const float
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
         const __mmask16 m0 = mask_n(count), m1 = count > 16 ? mask_n(count - 16) : 0;
         const uint64_t out = yrow + ow_lo;
+        if (Sw == 2 && plain && !p->half && !p->nt) {
+            /* the two W phases interleaved by one two-source permute per 16 outputs, its indices shifted by lane0
+             * (lanes past the segment are masked off) */
+            const __m512i j2 = _mm512_srli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
+            const __m512i odd = _mm512_set_epi32(16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0);
+            const __m512i l15 = _mm512_set1_epi32(15);
+            const __m512i base = _mm512_add_epi32(j2, _mm512_set1_epi32((int)lane0));
+            const __m512i ilo = _mm512_or_si512(_mm512_and_si512(base, l15), odd);
+            const __m512i ihi = _mm512_or_si512(_mm512_and_si512(_mm512_add_epi32(base, _mm512_set1_epi32(8)), l15), odd);
+            float* y = (float*)p->y + out;
+            for (m = 0; m < rows; ++m) {
+                const __m512 bv = _mm512_set1_ps(bias[m]);
+                const __m512 v0 = _mm512_load_ps(crow + m * CONV_NR), v1 = _mm512_load_ps(crow + m * CONV_NR + phase_stride);
+                _mm512_mask_storeu_ps(y + ybase[m], m0, _mm512_add_ps(_mm512_permutex2var_ps(v0, ilo, v1), bv));
+                if (m1) _mm512_mask_storeu_ps(y + ybase[m] + 16, m1, _mm512_add_ps(_mm512_permutex2var_ps(v0, ihi, v1), bv));
+            }
+            return;
+        }
         if (Sw == 1 && plain && !p->half && lane0 == 0) {
             /* the common case: one (masked) vector store per row */
             for (m = 0; m < rows; ++m) {
@@ -719,10 +804,12 @@ static void store_segment(const conv_plan* p, const uint64_t* ybase, const float
     }
 }
 
-/* Asks for the output lines a tile will write (for writing), so their misses overlap the tile's
- * arithmetic instead of stalling the epilogue. Unit output W stride, cached stores only. */
+/* Asks for the output lines a tile will write in output channels [oc0, oc1) of the group (for writing), so their
+ * misses overlap the tile's arithmetic instead of stalling the epilogue. Unit output W stride, cached stores
+ * only. Called per M block before its first kernel: the lines of every channel at once filled the line fill
+ * buffers and stalled (2% of a 128 -> 64 channel ConvTranspose k3 s2 at 28x28). */
 static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_t rd, uint64_t rh,
-                             const conv_slot* slots) {
+                             const conv_slot* slots, uint64_t oc0, uint64_t oc1) {
 #if defined(__GNUC__) || defined(__clang__)
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
@@ -743,9 +830,10 @@ static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_
                 const char* first;
                 uint64_t span;
                 if (last >= W->outc) last = W->outc - 1;
-                first = p->y + (n * p->ys_n + g * p->Cout_g * p->ys_c + od * p->ys[0] + oh * p->ys[1] + Sw * tw) * esize;
+                first = p->y + (n * p->ys_n + (g * p->Cout_g + oc0) * p->ys_c + od * p->ys[0] + oh * p->ys[1] + Sw * tw) *
+                                   esize;
                 span = (last - Sw * tw) * esize;
-                for (oc = 0; oc < p->Cout_g; ++oc, first += p->ys_c * esize) {
+                for (oc = oc0; oc < oc1; ++oc, first += p->ys_c * esize) {
                     __builtin_prefetch(first, 1, 3);
                     __builtin_prefetch(first + span, 1, 3);
                 }
@@ -765,6 +853,8 @@ static void prefetch_outputs(const conv_plan* p, uint64_t n, uint64_t g, uint64_
     (void)rd;
     (void)rh;
     (void)slots;
+    (void)oc0;
+    (void)oc1;
 #endif
 }
 
@@ -887,11 +977,14 @@ static void compute_tiles(const conv_plan* p, const float* xg, uint64_t n, uint6
                 xv[v] = xg + sl->td * p->xd + sl->th * p->xh + sl->tw0;
             }
         }
-        if (prefetch) prefetch_outputs(p, n, g, rd, rh, slots);
         /* K blocks outermost: one block of B serves every M block and W phase from L1. */
         for (k0 = 0; k0 < kmax || k0 == 0; k0 += CONV_KC) {
             for (mb = 0; mb < p->mblocks; ++mb) {
                 unsigned width = block_width(p, mb);
+                if (prefetch && k0 == 0) {
+                    prefetch_outputs(p, n, g, rd, rh, slots, mb * CONV_MR,
+                                     mb * CONV_MR + width < p->Cout_g ? mb * CONV_MR + width : p->Cout_g);
+                }
                 for (rw = 0; rw < W->nphase; ++rw) {
                     const conv_phase* P = &P0[rw];
                     uint64_t kn;
@@ -2045,7 +2138,12 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     {
         /* the few-positions path first, except where Winograd's fewer multiply-adds win (conv_small.h) */
         const uint64_t positions = p->dim[0].outc * p->dim[1].outc * p->dim[2].outc;
-        const int small_first = dims != 2 || positions < CONV_SMALL_WINO_P;
+        const conv_dim* H = &p->dim[1];
+        const conv_dim* W = &p->dim[2];
+        /* a FORWARD problem Winograd cannot take (try_winograd: 3x3, stride 1, dilation 1) goes here first too,
+         * so a call the few-positions path takes skips the filter scan (a 1024 x 256 filter: 4% of the call) */
+        const int wino_forward = H->k == 3 && W->k == 3 && H->s == 1 && W->s == 1 && H->d == 1 && W->d == 1;
+        const int small_first = dims != 2 || positions < CONV_SMALL_WINO_P || (!p->backward && !wino_forward);
         st = small_first ? run_small(p, macs, threadCount) : -1; /* checks its sums, not the filter */
         finite = st < 0 ? filter_is_finite(&wt) : 1;
         if (st < 0 && dims == 2 && finite) st = try_winograd(p, threadCount);

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* GEMM tiles are 8 x 48 (24 accumulators, 3 B vectors per k step), wider than the convolution's 8 x 32. */
+/* GEMM tiles are 8 x 48 (24 accumulators, 3 B vectors per k step), as the convolution's. */
 #define CONV_NV 3
 #include "conv_kernels.h"
 #include "conv_shared.h"

@@ -1037,6 +1037,22 @@ def oracle_backward_gather(x: np.ndarray, w: np.ndarray, strides: Sequence[int],
     return y
 
 
+@pytest.mark.parametrize(("size", "cout"), [(20, 16), (28, 24)], ids=["20x20", "28x28"])
+def test_a_plain_stride_2_convtranspose_interleaves_its_w_phases_at_every_lane_offset(device: dmlpy.Device, rng: np.random.Generator, size: int, cout: int) -> None:
+    """ConvTranspose k3 s2 p1 with output_padding 1 (the benchmark's decoder layer with fewer channels): each output
+    row interleaves two W phases of `size` columns, computed 16 positions of a flattened phase grid (rows of
+    size + 1) at a time, so stored segments start at every lane offset and span up to 32 outputs; float32 without
+    bias or activation takes the epilogue's one-permute stores. Against the gather oracle in float64."""
+    x = rng.uniform(-1, 1, (1, 32, size, size)).astype(np.float32)
+    w = rng.uniform(-1, 1, (32, cout, 3, 3)).astype(np.float32)
+    out = (2 * size, 2 * size)
+    desc = conv_desc(x.shape, w.shape, (1, cout, *out), direction=BACKWARD, strides=(2, 2), start=(1, 1), end=(1, 1))
+    y = run_conv(desc, device, x, w)
+    expected = oracle_backward_gather(x, w, (2, 2), (1, 1), out, 1)
+    error = np.abs(y - expected) / (1.0 + np.abs(expected))
+    assert error.max() < 1e-4, f"max |error| / (1 + |y|) = {error.max():.3g}"
+
+
 def backward_with_zeros_multiplied(x: np.ndarray, w: np.ndarray, stride: int, pad: int, out: Sequence[int], groups: int) -> np.ndarray:
     """What a kernel that stores padding and inserted zeros computes: a stride-1 correlation over the zero-inserted
     input explicitly padded with kernel - 1 - pad zeros in front, every tap multiplied (0 * inf = NaN)."""
@@ -1221,6 +1237,12 @@ SMALL_OUTPUT_CASES = {
     "1x1 filter, 14x14, NHWC input and output, channels-last filter": small_case(
         (1, 64, 14, 14), (40, 64, 1, 1), start=(0, 0), end=(0, 0), layouts=("nhwc", "channels-last", "packed", "nhwc"), seed=34,
     ),
+    "1x1 filter, 14x14, packed, bias: the input planes are copied as B's rows, 8-row tiles store the outputs": small_case(
+        (1, 64, 14, 14), (40, 64, 1, 1), start=(0, 0), end=(0, 0), bias=True, seed=40,
+    ),
+    "1x1 filter, 13x15, packed, two images, bias and relu": small_case(
+        (2, 72, 13, 15), (48, 72, 1, 1), start=(0, 0), end=(0, 0), bias=True, activation=Activation("RELU"), seed=41,
+    ),
     "stride 2 dilation 2, asymmetric padding, OutputPadding, zero-stride bias, leaky relu": small_case(
         (1, 48, 9, 8), (32, 48, 3, 3), strides=(2, 2), dilations=(2, 2), start=(2, 0), end=(1, 2), output_padding=(1, 0),
         bias=True, activation=Activation("LEAKY_RELU", (0.1,)), layouts=("packed", "packed", "zero-strides", "packed"), seed=35,
@@ -1265,12 +1287,14 @@ def test_few_output_results_do_not_depend_on_the_thread_count(rng: np.random.Gen
     np.testing.assert_array_equal(run_conv(desc, native_device(threads=1), x, w, b), run_conv(desc, native_device(threads=2), x, w, b))
 
 
-@pytest.mark.parametrize("positions", [(1, 1), (1, 20)], ids=["dot-products", "broadcast"])
-def test_an_infinite_weight_over_padding_is_skipped_with_few_outputs_and_many_channels(device: dmlpy.Device, rng: np.random.Generator, positions: tuple[int, int]) -> None:
+@pytest.mark.parametrize("positions", [(1, 1), (1, 20), (1, 32)], ids=["dot-products", "broadcast", "broadcast-whole-vectors"])
+@pytest.mark.parametrize("channels", [64, 16], ids=["576-channel-taps", "144-channel-taps-one-K-block"])
+def test_an_infinite_weight_over_padding_is_skipped_with_few_outputs_and_many_channels(device: dmlpy.Device, rng: np.random.Generator, positions: tuple[int, int], channels: int) -> None:
     """3x3 filter, padding 1, input height 1: the taps of filter rows 0 and 2 fall in padding for every output, so an
-    infinite weight there reaches no output (the direct sum skips padding taps); NaN would come from 0 * inf."""
-    x = rng.uniform(-1, 1, (1, 64, *positions)).astype(np.float32)
-    w = rng.uniform(-1, 1, (16, 64, 3, 3)).astype(np.float32)
+    infinite weight there reaches no output (the direct sum skips padding taps); NaN would come from 0 * inf. With
+    16 input channels the sums are one K block, whose kernels store 20 positions' outputs themselves."""
+    x = rng.uniform(-1, 1, (1, channels, *positions)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, channels, 3, 3)).astype(np.float32)
     w[3, 10, 0, 1] = np.inf
     w[7, 0, 2, 2] = -np.inf
     desc = conv_desc(x.shape, w.shape, (1, 16, *positions), start=(1, 1), end=(1, 1))
@@ -1293,6 +1317,29 @@ def test_an_infinite_weight_on_a_real_tap_reaches_its_outputs_with_few_outputs(d
     assert np.isposinf(y[0, 5]).all()
     others = [c for c in range(16) if c != 5]
     np.testing.assert_allclose(y[0, others], oracle_forward(x, w[others], (1, 1), (1, 1), (1, 1), (3, 3), 1)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("spatial", [(14, 14), (4, 8)], ids=["14x14-tail-of-4", "4x8-no-tail"])
+def test_an_infinite_input_reaches_exactly_its_positions_in_a_1x1_convolution_with_few_outputs(device: dmlpy.Device, rng: np.random.Generator, spatial: tuple[int, int]) -> None:
+    """1x1 filter, no padding, float32 without activation (the few-positions path's kernels store these outputs
+    themselves): +inf in one input channel at one position, with positive weights on that channel in output
+    channels 0-7 and negative ones in 8-15, gives +inf and -inf at that position only; every other output is
+    finite and equals the direct sum."""
+    x = rng.uniform(-1, 1, (1, 64, *spatial)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, 64, 1, 1)).astype(np.float32)
+    w[:8, 9] = rng.uniform(0.5, 1, (8, 1, 1))
+    w[8:, 9] = -rng.uniform(0.5, 1, (8, 1, 1))
+    row, col = spatial[0] - 1, spatial[1] - 1
+    x[0, 9, row, col] = np.inf
+    y = run_conv(conv_desc(x.shape, w.shape, (1, 16, *spatial)), device, x, w)
+    assert np.isposinf(y[0, :8, row, col]).all() and np.isneginf(y[0, 8:, row, col]).all()
+    finite_x = x.copy()
+    finite_x[0, 9, row, col] = 0.0
+    expected = oracle_forward(finite_x, w, (1, 1), (1, 1), (0, 0), spatial, 1)
+    hit = np.zeros(y.shape, bool)
+    hit[0, :, row, col] = True
+    assert np.isfinite(y[~hit]).all()
+    np.testing.assert_allclose(y[~hit], expected[~hit], rtol=1e-4, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------
