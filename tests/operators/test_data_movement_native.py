@@ -347,24 +347,24 @@ def test_native_cast_gives_the_numpy_kernels_bits_for_every_pair_of_types(src: A
     ("name", "make"),
     [
         pytest.param("JOIN", lambda x: (DML_JOIN_OPERATOR_DESC(None, [buffer_tensor(np.float32, x.shape)] * 4, buffer_tensor(np.float32, (1, 4 * x.shape[1], *x.shape[2:])), 1),
-                                        {"InputTensors": [x, x[:, ::-1], flip(x, 0x80000000), flip(x, 0x00400001)]}), id="JOIN of four 1x64x128x128 FLOAT32 along channels"),  # fmt: skip
+                                        {"InputTensors": [x, x[:, ::-1], flip(x, 0x80000000), flip(x, 0x00400001)]}), id="JOIN of four 1x64x128x128 FLOAT32 along channels"),
         pytest.param("JOIN", lambda x: (DML_JOIN_OPERATOR_DESC(None, [buffer_tensor(np.float32, x.shape)] * 2, buffer_tensor(np.float32, (*x.shape[:3], 2 * x.shape[3])), 3),
-                                        {"InputTensors": [x, flip(x, 0x80000000)]}), id="JOIN along the last axis: many short rows"),  # fmt: skip
+                                        {"InputTensors": [x, flip(x, 0x80000000)]}), id="JOIN along the last axis: many short rows"),
         pytest.param("SPLIT", lambda x: (DML_SPLIT_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), None, [buffer_tensor(np.float32, (1, 16, 128, 128)), buffer_tensor(np.float32, (1, 48, 128, 128), dmlpy.nhwc_strides((1, 48, 128, 128)))], 1),
-                                         {"InputTensor": x}), id="SPLIT into a packed and an NHWC output"),  # fmt: skip
+                                         {"InputTensor": x}), id="SPLIT into a packed and an NHWC output"),
         pytest.param("SLICE1", lambda x: (DML_SLICE1_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float32, (1, 64, 126, 63)), None, [0, 0, 1, 0], [1, 64, 126, 127], [1, 1, 1, -2]),
-                                          {"InputTensor": x}), id="SLICE1 with a negative stride"),  # fmt: skip
+                                          {"InputTensor": x}), id="SLICE1 with a negative stride"),
         pytest.param("PADDING", lambda x: (DML_PADDING_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float32, (1, 64, 130, 130)), MODE.REFLECTION, 0.0, None, [0, 0, 1, 1], [0, 0, 1, 1]),
-                                           {"InputTensor": x}), id="PADDING by one, REFLECTION"),  # fmt: skip
+                                           {"InputTensor": x}), id="PADDING by one, REFLECTION"),
         pytest.param("PADDING", lambda x: (DML_PADDING_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float32, (1, 66, 128, 128)), MODE.CONSTANT, 2.5, None, [0, 1, 0, 0], [0, 1, 0, 0]),
-                                           {"InputTensor": x}), id="PADDING of channels: long merged rows split among threads"),  # fmt: skip
-        pytest.param("CAST", lambda x: (DML_CAST_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float16, x.shape)), {"InputTensor": x}), id="CAST FLOAT32 to FLOAT16"),  # fmt: skip
+                                           {"InputTensor": x}), id="PADDING of channels: long merged rows split among threads"),
+        pytest.param("CAST", lambda x: (DML_CAST_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.float16, x.shape)), {"InputTensor": x}), id="CAST FLOAT32 to FLOAT16"),
         pytest.param("GATHER_ND1", lambda x: (DML_GATHER_ND1_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.int32, (1, 64, 50, 1)), buffer_tensor(np.float32, (1, 64, 50, 128)), 3, 3, 1),
-                                              {"InputTensor": x, "IndicesTensor": (np.arange(64 * 50, dtype=np.int32).reshape(1, 64, 50, 1) % 300) - 150}), id="GATHER_ND1 of rows per channel batch"),  # fmt: skip
+                                              {"InputTensor": x, "IndicesTensor": (np.arange(64 * 50, dtype=np.int32).reshape(1, 64, 50, 1) % 300) - 150}), id="GATHER_ND1 of rows per channel batch"),
         pytest.param("GATHER", lambda x: (DML_GATHER_OPERATOR_DESC(buffer_tensor(np.float32, x.shape), buffer_tensor(np.int64, (1, 1, 1, 100)), buffer_tensor(np.float32, (1, 64, 100, 128)), 2, 1),
-                                          {"InputTensor": x, "IndicesTensor": np.arange(-50, 150, 2, dtype=np.int64).reshape(1, 1, 1, 100)}), id="GATHER of rows"),  # fmt: skip
+                                          {"InputTensor": x, "IndicesTensor": np.arange(-50, 150, 2, dtype=np.int64).reshape(1, 1, 1, 100)}), id="GATHER of rows"),
     ],
-)
+)  # fmt: skip
 def test_native_threads_give_the_same_bits_as_one_thread_on_large_tensors(name: str, make: Any) -> None:
     """Tensors large enough for the thread rule to use two threads (and to split long rows into pieces)."""
     x = random_bits(np.random.default_rng(7), np.float32, (1, 64, 128, 128))

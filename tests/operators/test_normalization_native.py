@@ -32,13 +32,13 @@ from conftest import native_device
 
 import dmlpy
 from dmlpy import DML_BINDING_DESC, FusedActivation, buffer_tensor
+from dmlpy.operators import REGISTRY
 from dmlpy.operators.activation import (
     DML_ACTIVATION_LOG_SOFTMAX1_OPERATOR_DESC,
     DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC,
     DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC,
     DML_ACTIVATION_SOFTMAX_OPERATOR_DESC,
 )
-from dmlpy.operators import REGISTRY
 from dmlpy.operators.normalization import (
     DML_BATCH_NORMALIZATION_OPERATOR_DESC,
     DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC,
@@ -133,7 +133,7 @@ def test_mean_variance_normalization1_agrees_with_numpy_within_the_stated_tolera
     scale = rng.standard_normal(pshape).astype(dtype) if rng.integers(0, 4) else None
     bias = rng.standard_normal(pshape).astype(dtype) if rng.integers(0, 4) else None
     normalize = bool(rng.integers(0, 4))
-    name, fused, slope = FUSED[int(rng.integers(0, len(FUSED)))]
+    _, fused, slope = FUSED[int(rng.integers(0, len(FUSED)))]
     desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(
         buffer_tensor(dtype, shape, layout(rng, shape, kind)),
         None if scale is None else buffer_tensor(dtype, pshape), None if bias is None else buffer_tensor(dtype, pshape),
@@ -158,7 +158,7 @@ def test_batch_normalization_agrees_with_numpy_within_the_stated_tolerance(seed:
     x = (rng.standard_normal(shape) * 2).astype(dtype)
     mean, scale, bias = (rng.standard_normal(p).astype(dtype) for p in (params[0], params[2], params[3]))
     variance = rng.uniform(0.05, 4.0, params[1]).astype(dtype)
-    name, fused, slope = FUSED[int(rng.integers(0, len(FUSED)))]
+    _, fused, slope = FUSED[int(rng.integers(0, len(FUSED)))]
     desc = DML_BATCH_NORMALIZATION_OPERATOR_DESC(
         buffer_tensor(dtype, shape, layout(rng, shape, kind)), *(buffer_tensor(dtype, p) for p in params),
         buffer_tensor(dtype, shape, layout(rng, shape, kind)), Spatial=True, Epsilon=1e-5, FusedActivation=fused,
@@ -263,7 +263,7 @@ SPECIAL_ROWS = [
 def test_a_row_holding_nan_or_inf_gives_numpys_nan_and_inf_pattern(what: str, row: list[float], op: str, dtype: Any) -> None:
     """The special row sits between two finite rows, which must stay finite and agree."""
     x = np.array([[0.25, 1.0, -2.0, 0.5], row, [3.0, -1.0, 0.0, 1.0]], dtype=dtype).reshape(1, 1, 3, 4)
-    t = lambda s=x.shape: buffer_tensor(dtype, s)  # noqa: E731
+    t = lambda s=x.shape: buffer_tensor(dtype, s)
     if op in ("softmax", "log_softmax"):
         cls = DML_ACTIVATION_SOFTMAX_OPERATOR_DESC if op == "softmax" else DML_ACTIVATION_LOG_SOFTMAX_OPERATOR_DESC
         native, numpy = run_both(cls(t(), t()), InputTensor=x)
@@ -438,10 +438,10 @@ def valid_case(rng: np.random.Generator) -> base.Plan:
     elif kind == 2:
         desc = DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC(x, None, None, y, Axes=axes, NormalizeVariance=bool(rng.integers(0, 2)), Epsilon=1e-5,
                                                               FusedActivation=FusedActivation.relu() if rng.integers(0, 2) else None)  # fmt: skip
-        in_list = lambda b: [b, DML_BINDING_DESC(), DML_BINDING_DESC()]  # noqa: E731
+        in_list = lambda b: [b, DML_BINDING_DESC(), DML_BINDING_DESC()]
     else:
         desc = DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC(x, None, None, y, CrossChannel=bool(rng.integers(0, 2)), NormalizeVariance=True, Epsilon=1e-5)
-        in_list = lambda b: [b, DML_BINDING_DESC(), DML_BINDING_DESC()]  # noqa: E731
+        in_list = lambda b: [b, DML_BINDING_DESC(), DML_BINDING_DESC()]
     if rng.integers(0, 4) == 0:
         desc = dmlpy.operator_desc(desc)
     plan = base.Plan(desc)
