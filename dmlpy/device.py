@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import operator
 import os
 import warnings
 from collections import OrderedDict
@@ -836,13 +837,15 @@ def _shared_device(backend: str, feature_level: DML_FEATURE_LEVEL | int | None) 
 
 _Key = Callable[[Any], Any]
 _KEYS: dict[type, _Key] = {}
+_INT_KINDS: set[type] = set()  # int subclasses met (enums): keyed by their type and value
+_INTS = {int}
 _NO_KEY = object()  # a value without a key: ``_NO_KEY in keys`` compares by identity first, so it never calls __eq__ on user values
 
 
 def _desc_key(value: Any) -> Any:
     """A hashable key equal for two descs only when they hold the same values of the same types (floats by
-    their bits, so -0.0 and 0.0 differ, and a NaN never matches); None when a value has no such key (then
-    nothing is cached). Built from one small function per type, since it runs at every ``run``."""
+    their bits, so -0.0 and 0.0 differ, and a NaN never matches); ``_NO_KEY`` when a value has no such key
+    (then nothing is cached). Built from one small function per type, since it runs at every ``run``."""
     key = _KEYS.get(type(value))
     if key is None:
         key = _KEYS[type(value)] = _key_for(type(value))
@@ -857,20 +860,38 @@ def _key_for(kind: type) -> _Key:
     if kind is float:
         return lambda v: (float, v.hex())
     if issubclass(kind, int):  # IntEnum, numpy integers
+        _INT_KINDS.add(kind)
         return lambda v: (kind, int(v))
     if issubclass(kind, np.floating):
         return lambda v: (kind, float(v).hex())
     if kind is tuple or kind is list:
         def sequence(v: Any) -> Any:
+            if set(map(type, v)) <= _INTS:  # Sizes, Strides, Axes: ints are their own keys
+                return tuple(v)
             keys = tuple([_desc_key(x) for x in v])
             return _NO_KEY if _NO_KEY in keys else keys
         return sequence
     if dataclasses.is_dataclass(kind):
-        names = tuple(f.name for f in dataclasses.fields(kind))
+        get = operator.attrgetter(*(f.name for f in dataclasses.fields(kind)))
+        single = len(dataclasses.fields(kind)) == 1
 
         def fields(v: Any) -> Any:
-            keys = [_desc_key(getattr(v, n)) for n in names]
-            return _NO_KEY if _NO_KEY in keys else (kind, *keys)
+            # The common leaves inline (a call per field is most of the time): ints, None, enums, lists of ints.
+            keys: list[Any] = [kind]
+            for x in (get(v),) if single else get(v):
+                t = type(x)
+                if t is int or x is None:
+                    keys.append(x)
+                elif t in _INT_KINDS:
+                    keys.append((t, int(x)))
+                elif (t is list or t is tuple) and set(map(type, x)) <= _INTS:
+                    keys.append(tuple(x))
+                else:
+                    k = _desc_key(x)
+                    if k is _NO_KEY:
+                        return _NO_KEY
+                    keys.append(k)
+            return tuple(keys)
         return fields
     return lambda v: _NO_KEY
 
