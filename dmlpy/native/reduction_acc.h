@@ -134,6 +134,7 @@ RED_INLINE RW RW_FN(red_row_sum_t)(int func, const float* v, size_t n, RW shift,
     const int nonnegative = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_L2 ||
                             func == DML_REDUCE_FUNCTION_SUM_SQUARE;
     const RW id = product ? (RW)1 : nonnegative ? (RW)0 : (RW)-0.0;
+    (void)t; /* the vector code's */
 #if defined(RW_V)
     if (func != DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
         RW_V va[RED_H], vb[RED_H];
