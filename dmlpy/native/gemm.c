@@ -79,6 +79,10 @@
 #ifndef GEMM_ITEMS_PER_THREAD
 #define GEMM_ITEMS_PER_THREAD 8
 #endif
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(GEMM_NO_SEGMENTS)
+#define GEMM_SEGMENTS 1
+#endif
+#define GEMM_SEG_WORDS 8 /* 64 bytes: a segment's word on a line of its own */
 
 typedef struct gemm_plan {
     int half;
@@ -109,6 +113,8 @@ typedef struct gemm_plan {
     float* tiles;        /* per-worker tile buffer (mb_per_item x MR x NR) */
     uint64_t tile_floats;
     int nt_out; /* output stored around the caches (much larger than L2: the packed operands stay cached) */
+    uint64_t* segs; /* NULL: items handed out in chunks; else the threads' segments (GEMM_SEG_WORDS words each) */
+    unsigned nsegs;
 } gemm_plan;
 
 /* Element offsets of batch b in A, B, C and the output. */
@@ -507,8 +513,84 @@ static void gemm_item_decode(const gemm_plan* p, uint64_t item, gemm_item* it) {
  * (a pack group). While a group runs, the next group of the range (in this item or the next) has its B' rows
  * brought into L2 a few lines per kernel step; that group is then packed by the kernels of its panels' first M
  * block (fused), instead of by a pass that waits on memory (the range's first group is packed that way). */
+/* Where a thread's items come from: a range of items (a parallel_for chunk), or the shared segments (slot). */
+typedef struct gemm_src {
+    uint64_t next, end; /* the range */
+    unsigned slot;      /* the segments: this thread's own */
+    int segmented;
+} gemm_src;
+
+#if defined(GEMM_SEGMENTS)
+/* The thread of slot s computes segment s (items s * n / T .. (s + 1) * n / T - 1) from its front; a thread whose
+ * segment is done takes items from the back of the segment with the most left. Each segment's (front << 32 | back)
+ * is one 64-bit word on a line of its own. */
+static int gemm_claim(const gemm_plan* p, unsigned slot, uint64_t* item) {
+    uint64_t* own = &p->segs[(uint64_t)slot * GEMM_SEG_WORDS];
+    uint64_t cur = __atomic_load_n(own, __ATOMIC_RELAXED);
+    while ((cur >> 32) < (cur & 0xffffffffu)) {
+        if (__atomic_compare_exchange_n(own, &cur, cur + ((uint64_t)1 << 32), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *item = cur >> 32;
+            return 1;
+        }
+    }
+    for (;;) {
+        uint64_t most = 0, c;
+        unsigned t, best = 0;
+        for (t = 0; t < p->nsegs; ++t) {
+            c = __atomic_load_n(&p->segs[(uint64_t)t * GEMM_SEG_WORDS], __ATOMIC_RELAXED);
+            if ((c & 0xffffffffu) > (c >> 32) && (c & 0xffffffffu) - (c >> 32) > most) {
+                most = (c & 0xffffffffu) - (c >> 32);
+                best = t;
+            }
+        }
+        if (most == 0) return 0;
+        {
+            uint64_t* seg = &p->segs[(uint64_t)best * GEMM_SEG_WORDS];
+            c = __atomic_load_n(seg, __ATOMIC_RELAXED);
+            while ((c & 0xffffffffu) > (c >> 32)) {
+                if (__atomic_compare_exchange_n(seg, &c, c - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+                    *item = (c & 0xffffffffu) - 1;
+                    return 1;
+                }
+            }
+        }
+    }
+}
+#endif
+
+static int gemm_take(const gemm_plan* p, gemm_src* src, uint64_t* item) {
+#if defined(GEMM_SEGMENTS)
+    if (src->segmented) return gemm_claim(p, src->slot, item);
+#else
+    (void)p;
+#endif
+    if (src->next >= src->end) return 0;
+    *item = src->next++;
+    return 1;
+}
+
+static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker);
+
 static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const gemm_plan* p = (const gemm_plan*)vp;
+    gemm_src src;
+    src.segmented = p->segs != NULL;
+    if (src.segmented) { /* slots begin .. end - 1 (one each, unless a thread of the pool did not come) */
+        src.next = src.end = 0;
+        for (src.slot = (unsigned)begin; src.slot < end; ++src.slot) compute_items(p, &src, worker);
+    } else {
+        src.next = begin;
+        src.end = end;
+        src.slot = 0;
+        compute_items(p, &src, worker);
+    }
+#if defined(CONV_AVX512)
+    if (p->nt_out) _mm_sfence(); /* the streamed stores are visible before the caller joins */
+#endif
+}
+
+/* The items of src, each next one taken when the current one starts (so its rows can be streamed meanwhile). */
+static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker) {
     float* bp = p->bp + (uint64_t)worker * p->K * CONV_NR * GEMM_PACK_PANELS;
     float* T = p->tiles + (uint64_t)worker * p->tile_floats;
     const uint64_t nkb = (p->K + GEMM_KC - 1) / GEMM_KC;
@@ -518,15 +600,17 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
                           p->ys_n == 1;
     int warm = 0; /* the current group's rows were streamed into L2 */
     uint64_t item;
+    int have_item;
     gemm_item it, nx;
     gemm_pf pf;
     memset(&pf, 0, sizeof pf);
-    if (begin < end) gemm_item_decode(p, begin, &it);
-    for (item = begin; item < end; ++item) {
+    have_item = gemm_take(p, src, &item);
+    if (have_item) gemm_item_decode(p, item, &it);
+    while (have_item) {
         const float* ag = p->ap + it.bl * p->a_floats;
         uint64_t g0;
-        int have_next_item = item + 1 < end;
-        if (have_next_item) gemm_item_decode(p, item + 1, &nx);
+        const int have_next_item = gemm_take(p, src, &item);
+        if (have_next_item) gemm_item_decode(p, item, &nx);
         for (g0 = it.pn0; g0 < it.pn1; g0 += GEMM_PACK_PANELS) {
             const uint64_t np = it.pn1 - g0 < GEMM_PACK_PANELS ? it.pn1 - g0 : GEMM_PACK_PANELS;
             const int packed = !p->direct_b && !warm; /* the whole group packed up front */
@@ -617,10 +701,8 @@ static void compute_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
             warm = stream;
         }
         if (have_next_item) it = nx;
+        have_item = have_next_item;
     }
-#if defined(CONV_AVX512)
-    if (p->nt_out) _mm_sfence(); /* the streamed stores are visible before the caller joins */
-#endif
 }
 
 /* ---- the row-streaming path (a few rows of A: matrix-vector products) ------------------------------ */
@@ -793,6 +875,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     unsigned limit, threads;
     char* block;
     char* cur;
+    uint64_t* segs;
 
     p->mblocks = (p->M + CONV_MR - 1) / CONV_MR;
     {
@@ -848,7 +931,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     if (!dmlpy_mul_u64(p->K * CONV_NR * GEMM_PACK_PANELS, threads, &bp_floats)) return -1;
     tiles_floats = p->tile_floats * threads;
     bytes = 64 + (group * p->a_floats + 16) * sizeof(float) + bp_floats * sizeof(float) + tiles_floats * sizeof(float) +
-            4 * 64;
+            4 * 64 + (uint64_t)threads * GEMM_SEG_WORDS * sizeof(uint64_t);
     if (bp_floats > GEMM_SCRATCH_CAP / sizeof(float) || bytes > GEMM_SCRATCH_CAP) return -1;
     block = (char*)conv_scratch_get(bytes);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
@@ -858,6 +941,8 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     p->bp = (float*)cur;
     cur += (bp_floats * sizeof(float) + 63) & ~(uint64_t)63;
     p->tiles = (float*)cur;
+    cur += (tiles_floats * sizeof(float) + 63) & ~(uint64_t)63;
+    segs = (uint64_t*)cur;
 
     for (p->b0 = 0; p->b0 < p->batch; p->b0 += p->nbatch) {
         uint64_t pack_items, items;
@@ -869,8 +954,27 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
         if (pt > threads) pt = threads;
         dmlpy_parallel_for(pack_items, dmlpy_choose_grain(pack_items, pt), pt, pack_a_run, p);
         items = p->nbatch * p->m_items * p->n_items;
-        /* chunks of a few items: a chunk's next group (in its next item) is streamed while the current one runs */
-        dmlpy_parallel_for(items, threads <= 1 ? items : (items / (GEMM_CHUNKS_PER_THREAD * threads) ? items / (GEMM_CHUNKS_PER_THREAD * threads) : 1), threads, compute_run, p);
+        p->segs = NULL;
+        p->nsegs = 0;
+#if defined(GEMM_SEGMENTS)
+        if (threads > 1 && items < ((uint64_t)1 << 32)) {
+            p->segs = segs;
+            p->nsegs = threads;
+        }
+#endif
+        if (p->segs != NULL) {
+            /* thread s computes items s * items / T .. (s + 1) * items / T - 1 in order (each next item's rows streamed
+             * while the current one runs), then helps the others from their ends */
+            unsigned t;
+            for (t = 0; t < p->nsegs; ++t) {
+                const uint64_t lo = items * t / p->nsegs, hi = items * (t + 1) / p->nsegs;
+                p->segs[(uint64_t)t * GEMM_SEG_WORDS] = lo << 32 | hi;
+            }
+            dmlpy_parallel_for(p->nsegs, 1, threads, compute_run, p);
+        } else {
+            /* chunks of a few items: a chunk's next group (in its next item) is streamed while the current one runs */
+            dmlpy_parallel_for(items, threads <= 1 ? items : (items / (GEMM_CHUNKS_PER_THREAD * threads) ? items / (GEMM_CHUNKS_PER_THREAD * threads) : 1), threads, compute_run, p);
+        }
     }
     conv_scratch_put(block);
     return DMLPY_OK;
