@@ -77,7 +77,7 @@
 #define GEMM_NT_BYTES ((uint64_t)2 << 20) /* outputs of this size and more are stored around the caches */
 #endif
 #ifndef GEMM_ITEMS_PER_THREAD
-#define GEMM_ITEMS_PER_THREAD 8
+#define GEMM_ITEMS_PER_THREAD 32
 #endif
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(GEMM_NO_SEGMENTS)
 #define GEMM_SEGMENTS 1
@@ -524,7 +524,7 @@ typedef struct gemm_src {
 /* The thread of slot s computes segment s (items s * n / T .. (s + 1) * n / T - 1) from its front; a thread whose
  * segment is done takes items from the back of the segment with the most left. Each segment's (front << 32 | back)
  * is one 64-bit word on a line of its own. */
-static int gemm_claim(const gemm_plan* p, unsigned slot, uint64_t* item) {
+static int gemm_claim(const gemm_plan* p, unsigned slot, int own_only, uint64_t* item) {
     uint64_t* own = &p->segs[(uint64_t)slot * GEMM_SEG_WORDS];
     uint64_t cur = __atomic_load_n(own, __ATOMIC_RELAXED);
     while ((cur >> 32) < (cur & 0xffffffffu)) {
@@ -533,6 +533,7 @@ static int gemm_claim(const gemm_plan* p, unsigned slot, uint64_t* item) {
             return 1;
         }
     }
+    if (own_only) return 0;
     for (;;) {
         uint64_t most = 0, c;
         unsigned t, best = 0;
@@ -558,12 +559,15 @@ static int gemm_claim(const gemm_plan* p, unsigned slot, uint64_t* item) {
 }
 #endif
 
-static int gemm_take(const gemm_plan* p, gemm_src* src, uint64_t* item) {
+/* The next item of src (ahead: only one that need not be taken from another thread: one taken ahead of its turn
+ * is this thread's, and the others' items are taken only when this thread has nothing left to compute). */
+static int gemm_take(const gemm_plan* p, gemm_src* src, int ahead, uint64_t* item) {
 #if defined(GEMM_SEGMENTS)
-    if (src->segmented) return gemm_claim(p, src->slot, item);
+    if (src->segmented) return gemm_claim(p, src->slot, ahead, item);
 #else
     (void)p;
 #endif
+    (void)ahead;
     if (src->next >= src->end) return 0;
     *item = src->next++;
     return 1;
@@ -604,12 +608,12 @@ static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker) {
     gemm_item it, nx;
     gemm_pf pf;
     memset(&pf, 0, sizeof pf);
-    have_item = gemm_take(p, src, &item);
+    have_item = gemm_take(p, src, 0, &item);
     if (have_item) gemm_item_decode(p, item, &it);
     while (have_item) {
         const float* ag = p->ap + it.bl * p->a_floats;
         uint64_t g0;
-        const int have_next_item = gemm_take(p, src, &item);
+        int have_next_item = gemm_take(p, src, 1, &item);
         if (have_next_item) gemm_item_decode(p, item, &nx);
         for (g0 = it.pn0; g0 < it.pn1; g0 += GEMM_PACK_PANELS) {
             const uint64_t np = it.pn1 - g0 < GEMM_PACK_PANELS ? it.pn1 - g0 : GEMM_PACK_PANELS;
@@ -699,6 +703,11 @@ static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker) {
             }
             if (pf.left) gemm_pf_burst(&pf, pf.left);
             warm = stream;
+        }
+        if (!have_next_item && gemm_take(p, src, 0, &item)) { /* another thread's item: not streamed */
+            have_next_item = 1;
+            gemm_item_decode(p, item, &nx);
+            warm = 0;
         }
         if (have_next_item) it = nx;
         have_item = have_next_item;
