@@ -956,6 +956,7 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     p->tiles = (float*)cur;
     cur += (tiles_floats * sizeof(float) + 63) & ~(uint64_t)63;
     segs = (uint64_t*)cur;
+    (void)segs; /* unused without segments */
 
     for (p->b0 = 0; p->b0 < p->batch; p->b0 += p->nbatch) {
         uint64_t pack_items, items;
