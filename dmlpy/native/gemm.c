@@ -670,7 +670,7 @@ static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker) {
                             uint64_t quota = pf.left ? pf.quota : 0;
 #if defined(GEMM_FUSED_KERNELS)
                             gemm_out ot, *out = NULL;
-                            if (out_fused && width == CONV_MR && k0 + kn == p->K) {
+                            if (out_fused && mb * CONV_MR + CONV_MR <= p->M && k0 + kn == p->K) { /* 8 real rows */
                                 ot.y = (float*)p->y + it.yo + mb * CONV_MR * p->ys_m + n0;
                                 ot.ys = p->ys_m;
                                 ot.alpha = p->alpha;
@@ -699,7 +699,7 @@ static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker) {
                     for (mb = sg; mb < sg1; ++mb) {
                         const unsigned width = gemm_block_width(p, mb);
                         const uint64_t m0 = mb * CONV_MR;
-                        if (out_fused && width == CONV_MR) continue;
+                        if (out_fused && m0 + CONV_MR <= p->M) continue; /* stored by the kernel */
                         const unsigned rows = p->M - m0 < width ? (unsigned)(p->M - m0) : width;
                         epilogue(p, T + (mb - sg) * (uint64_t)CONV_MR * CONV_NR, CONV_NR, rows, cols, m0, n0, it.co, it.yo);
                     }
