@@ -345,6 +345,24 @@ def test_the_thread_count_and_the_b_layout_do_not_change_a_byte(m: int, k: int, 
     np.testing.assert_allclose(one[0, 0], expected, rtol=1e-5, atol=2e-6 * k)
 
 
+_SPLIT_CASES = [
+    pytest.param((1, 1, 256, 768, 3072), id="a transformer MLP block: one panel per item, 32 items per thread"),
+    pytest.param((2, 3, 70, 2100, 300), id="six batches whose last M block has 6 rows of 8: its padding rows are not stored"),
+    pytest.param((1, 2, 126, 2100, 100), id="two batches of two M runs (2100 K steps: 15 M blocks stay in L2), 6 rows in the last"),
+]
+
+
+@pytest.mark.parametrize("shape", _SPLIT_CASES)
+def test_however_many_threads_share_the_items_the_bytes_are_the_same(shape: tuple[int, ...], rng: np.random.Generator) -> None:
+    *batch, m, k, n = shape
+    a, b = rng.standard_normal((*batch, m, k)).astype(np.float32), rng.standard_normal((*batch, k, n)).astype(np.float32)
+    desc = gemm_desc(a.shape, b.shape, (*batch, m, n), alpha=0.5)
+    outputs = [run(native_device(threads=t), desc, a, b) for t in (1, 2, 3, 5)]
+    assert all(o.tobytes() == outputs[0].tobytes() for o in outputs[1:])
+    expected = 0.5 * (a.astype(np.float64) @ b.astype(np.float64))
+    np.testing.assert_allclose(outputs[0], expected, rtol=1e-5, atol=2e-6 * k)
+
+
 # ---------------------------------------------------------------------------------------
 # The C entry point never trusts its caller
 
