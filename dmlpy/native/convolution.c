@@ -519,6 +519,12 @@ static inline unsigned block_width(const conv_plan* p, uint64_t mb) {
 }
 
 /* Taps of a phase along one dim. */
+/* The filter index (Mode's flip applied) of tap i of phase r along dm. */
+static inline uint64_t phase_tap_k(const conv_plan* p, const conv_dim* dm, uint64_t r, uint64_t i) {
+    const uint64_t k = dm->tap_k[dm->tap_first[r] + i];
+    return p->flip ? dm->k - 1 - k : k;
+}
+
 static inline uint64_t phase_taps(const conv_dim* dm, uint64_t r) {
     return dm->tap_first[r + 1] - dm->tap_first[r];
 }
@@ -555,16 +561,12 @@ static int pack_a_direct(const conv_plan* p, uint64_t g, uint64_t mb, uint64_t i
         float* panel = p->a + g * p->a_group + P->a_offset + mb * CONV_MR * P->K;
         uint64_t a, b, c, tap = 0;
         for (a = 0; a < nd; ++a) {
-            uint64_t kd = D->tap_k[D->tap_first[P->r[0]] + a];
-            if (p->flip) kd = D->k - 1 - kd;
+            const uint64_t kd = phase_tap_k(p, D, P->r[0], a);
             for (b = 0; b < nh; ++b) {
-                uint64_t kh = H->tap_k[H->tap_first[P->r[1]] + b];
-                if (p->flip) kh = H->k - 1 - kh;
+                const uint64_t kh = phase_tap_k(p, H, P->r[1], b);
                 for (c = 0; c < nw; ++c, ++tap) {
-                    uint64_t kw = W->tap_k[W->tap_first[P->r[2]] + c];
-                    const float* src;
-                    if (p->flip) kw = W->k - 1 - kw;
-                    src = wbase + kd * p->ws[0] + kh * p->ws[1] + kw * p->ws[2];
+                    const uint64_t kw = phase_tap_k(p, W, P->r[2], c);
+                    const float* src = wbase + kd * p->ws[0] + kh * p->ws[1] + kw * p->ws[2];
                     for (ic = ic0; ic < ic1; ++ic) {
                         const __m256 v = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), live, idx, src + ic * istride, 4);
                         float* dst = panel + (p->ic_major ? ic * ntaps + tap : tap * p->Cin_g + ic) * width;
@@ -659,17 +661,14 @@ static void pack_a_item(const conv_plan* p, uint64_t item) {
         uint64_t a, b, c, tap = 0;
         float* panel = p->a + g * p->a_group + P->a_offset + mb * CONV_MR * P->K;
         for (a = 0; a < nd; ++a) {
-            uint64_t kd = D->tap_k[D->tap_first[P->r[0]] + a];
-            if (p->flip) kd = D->k - 1 - kd;
+            const uint64_t kd = phase_tap_k(p, D, P->r[0], a);
             for (b = 0; b < nh; ++b) {
-                uint64_t kh = H->tap_k[H->tap_first[P->r[1]] + b];
-                if (p->flip) kh = H->k - 1 - kh;
+                const uint64_t kh = phase_tap_k(p, H, P->r[1], b);
                 for (c = 0; c < nw; ++c, ++tap) {
-                    uint64_t kw = W->tap_k[W->tap_first[P->r[2]] + c];
+                    const uint64_t kw = phase_tap_k(p, W, P->r[2], c);
                     const float* src;
                     float* dst = panel + (tap * p->Cin_g + ic0) * width;
                     uint64_t i, n = nic * width;
-                    if (p->flip) kw = W->k - 1 - kw;
                     src = tmp + (kd * H->k + kh) * W->k + kw;
                     if (p->ic_major) {
                         /* kk = ic*ntaps + tap: one run of width floats per input channel */

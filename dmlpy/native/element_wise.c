@@ -341,6 +341,16 @@ static void ew_compute(const ew_plan* p, float* y, const float* a, const float* 
 
 /* ---- the loop ----------------------------------------------------------------------------------------- */
 
+#if defined(EW_STREAM)
+/* y[0..n) = src[0..n), the whole 32-byte units of y with non-temporal stores (ew_run fences them). */
+static void ew_stream_row(float* y, const float* src, size_t n) {
+    size_t j = 0;
+    for (; j < n && ((uintptr_t)(y + j) & 31u) != 0; ++j) y[j] = src[j];
+    for (; j + 8 <= n; j += 8) _mm256_stream_ps(y + j, _mm256_loadu_ps(src + j));
+    for (; j < n; ++j) y[j] = src[j];
+}
+#endif
+
 static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
     float buf[EW_MAX_INPUTS + 1][EW_CHUNK];
     const float* src[EW_MAX_INPUTS] = {NULL, NULL};
@@ -356,12 +366,7 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
     }
 #if defined(EW_STREAM)
     if (p->copy && ys == 1 && p->stream && p->st[1][last] == 1) { /* a streamed copy of a contiguous row */
-        const float* f = (const float*)p->in[0] + off[1];
-        float* y = (float*)p->y + off[0];
-        j = 0;
-        for (; j < n && ((uintptr_t)(y + j) & 31u) != 0; ++j) y[j] = f[j];
-        for (; j + 8 <= n; j += 8) _mm256_stream_ps(y + j, _mm256_loadu_ps(f + j));
-        for (; j < n; ++j) y[j] = f[j];
+        ew_stream_row((float*)p->y + off[0], (const float*)p->in[0] + off[1], (size_t)n);
         return;
     }
 #endif
@@ -421,11 +426,7 @@ static void ew_chunk(const ew_plan* p, const uint64_t* off, uint64_t n) {
     if (dst != buf[0]) return;
 #if defined(EW_STREAM)
     if (p->stream && ys == 1) {
-        float* f = (float*)p->y + off[0];
-        j = 0;
-        for (; j < n && ((uintptr_t)(f + j) & 31u) != 0; ++j) f[j] = dst[j];
-        for (; j + 8 <= n; j += 8) _mm256_stream_ps(f + j, _mm256_loadu_ps(dst + j));
-        for (; j < n; ++j) f[j] = dst[j];
+        ew_stream_row((float*)p->y + off[0], dst, (size_t)n);
         return;
     }
 #endif
