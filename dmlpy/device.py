@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import operator
 import os
 import warnings
 from collections import OrderedDict
@@ -844,15 +843,15 @@ _NO_KEY = object()  # a value without a key: ``_NO_KEY in keys`` compares by ide
 
 def _desc_key(value: Any) -> Any:
     """A hashable key equal for two descs only when they hold the same values of the same types (floats by
-    their bits, so -0.0 and 0.0 differ, and a NaN never matches); ``_NO_KEY`` when a value has no such key
-    (then nothing is cached). Built from one small function per type, since it runs at every ``run``."""
+    their bits, so -0.0 and 0.0 differ); ``_NO_KEY`` when a value has no such key (then nothing is cached).
+    Built by one small function per type, since it runs at every ``run``."""
     key = _KEYS.get(type(value))
     if key is None:
-        key = _KEYS[type(value)] = _key_for(type(value))
+        key = _KEYS[type(value)] = _key_for(type(value), value)
     return key(value)
 
 
-def _key_for(kind: type) -> _Key:
+def _key_for(kind: type, sample: Any) -> _Key:
     if kind is int or kind is str or kind is type(None):
         return lambda v: v
     if kind is bool:
@@ -872,28 +871,63 @@ def _key_for(kind: type) -> _Key:
             return _NO_KEY if _NO_KEY in keys else keys
         return sequence
     if dataclasses.is_dataclass(kind):
-        get = operator.attrgetter(*(f.name for f in dataclasses.fields(kind)))
-        single = len(dataclasses.fields(kind)) == 1
-
-        def fields(v: Any) -> Any:
-            # The common leaves inline (a call per field is most of the time): ints, None, enums, lists of ints.
-            keys: list[Any] = [kind]
-            for x in (get(v),) if single else get(v):
-                t = type(x)
-                if t is int or x is None:
-                    keys.append(x)
-                elif t in _INT_KINDS:
-                    keys.append((t, int(x)))
-                elif (t is list or t is tuple) and set(map(type, x)) <= _INTS:
-                    keys.append(tuple(x))
-                else:
-                    k = _desc_key(x)
-                    if k is _NO_KEY:
-                        return _NO_KEY
-                    keys.append(k)
-            return tuple(keys)
-        return fields
+        return _dataclass_key(kind, sample)
     return lambda v: _NO_KEY
+
+
+_KEY_DEPTH = 4  # nested descs written into their parent's key function (a tensor desc's buffer desc is 2 deep)
+
+
+def _dataclass_key(kind: type, sample: Any) -> _Key:
+    """The key of a desc dataclass as straight-line code, generated once per type: a call per field, or per
+    nested desc, was most of ``run``'s time. The nested descs of the first value seen (a tensor desc and its
+    buffer desc) are written inline behind a type check; any other value of a field takes ``_desc_key``. The
+    key is the same as one built field by field: (type, field keys...), nested descs as nested tuples."""
+    lines = ["def key(v):"]
+    names: dict[str, Any] = {"_desc_key": _desc_key, "_NO_KEY": _NO_KEY, "_INT_KINDS": _INT_KINDS, "_INTS": _INTS}
+    count = iter(range(1 << 30))
+
+    def leaf(var: str, pad: str) -> str:
+        k = f"k{next(count)}"
+        lines.extend(f"{pad}{line}" for line in (
+            f"t = type({var})",
+            f"if t is int or {var} is None: {k} = {var}",
+            f"elif t in _INT_KINDS: {k} = (t, int({var}))",
+            f"elif (t is list or t is tuple) and set(map(type, {var})) <= _INTS: {k} = tuple({var})",
+            "else:",
+            f"    {k} = _desc_key({var})",
+            f"    if {k} is _NO_KEY: return _NO_KEY",
+        ))  # fmt: skip
+        return k
+
+    def fields(of: type, value: Any, var: str, pad: str, depth: int) -> str:
+        type_name = f"T{next(count)}"
+        names[type_name] = of
+        keys = [type_name]
+        for f in dataclasses.fields(of):
+            field_var = f"x{next(count)}"
+            lines.append(f"{pad}{field_var} = {var}.{f.name}")
+            x = getattr(value, f.name, None)
+            if dataclasses.is_dataclass(type(x)) and not isinstance(x, type) and depth < _KEY_DEPTH:
+                k = f"k{next(count)}"
+                nested_name = f"T{next(count)}"
+                names[nested_name] = type(x)
+                lines.append(f"{pad}if type({field_var}) is {nested_name}:")
+                inner = fields(type(x), x, field_var, pad + "    ", depth + 1)
+                lines.append(f"{pad}    {k} = {inner}")
+                lines.append(f"{pad}else:")
+                other = leaf(field_var, pad + "    ")
+                lines.append(f"{pad}    {k} = {other}")
+                keys.append(k)
+            else:
+                keys.append(leaf(field_var, pad))
+        k = f"k{next(count)}"
+        lines.append(f"{pad}{k} = ({', '.join(keys)},)")
+        return k
+
+    lines.append(f"    return {fields(kind, sample, 'v', '    ', 1)}")
+    exec("\n".join(lines), names)  # noqa: S102 - source built above from field names alone
+    return names["key"]
 
 
 def _write_tensor(buffer: Buffer, tensor: DML_BUFFER_TENSOR_DESC, value: Any, name: str) -> None:

@@ -186,3 +186,28 @@ def test_a_graph_program_refuses_unknown_and_missing_inputs_after_a_call(backend
         program()
     with pytest.raises(TypeError, match="unknown: z"):
         program(x=np.ones((1, 1, 2, 2), np.float32), z=1)
+
+
+def test_run_after_changing_a_nested_list_in_place_runs_the_changed_desc(device: dmlpy.Device) -> None:
+    desc = linear(2.0, 1.0, (1, 1, 2, 2))
+    for tensor in (desc.InputTensor, desc.OutputTensor):
+        tensor.Desc.Sizes = [1, 1, 2, 2]
+    assert dmlpy.run(desc, device=device, InputTensor=np.ones((1, 1, 2, 2), np.float32)).shape == (1, 1, 2, 2)
+    for tensor in (desc.InputTensor, desc.OutputTensor):
+        tensor.Desc.Sizes[3] = 3  # the same list object, one element changed
+        tensor.Desc.TotalTensorSizeInBytes = 24
+    out = dmlpy.run(desc, device=device, InputTensor=np.full((1, 1, 2, 3), 2, np.float32))
+    np.testing.assert_array_equal(out, np.full((1, 1, 2, 3), 5, np.float32))
+    assert len(device._run_cache) == 2
+
+
+def test_a_nested_desc_of_another_kind_is_not_taken_for_the_cached_one(device: dmlpy.Device) -> None:
+    desc = linear(2.0, 1.0)
+    x = np.ones((1, 1, 2, 2), np.float32)
+    dmlpy.run(desc, device=device, InputTensor=x)
+    desc.InputTensor = desc.InputTensor.Desc  # dmlpy takes a DML_BUFFER_TENSOR_DESC for its DML_TENSOR_DESC
+    np.testing.assert_array_equal(dmlpy.run(desc, device=device, InputTensor=x), 2 * x + 1)
+    assert len(device._run_cache) == 2
+    desc.InputTensor = None
+    with pytest.raises(DmlError):
+        dmlpy.run(desc, device=device, InputTensor=x)
