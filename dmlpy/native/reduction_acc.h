@@ -35,14 +35,15 @@
 #if defined(RW_V)
 /* The whole row with vectors of RW_NV lanes, the function chosen once: the full groups, the partial last
  * group (RW_VLOAD_PART puts `pad` where elements are missing, in whole vectors too, so that every index is a
- * constant: -0, or 1 for MULTIPLY, whose term leaves a lane as it is), then the tree (across vectors, then
- * across the lanes of the first). The accumulators stay in registers: va holds the group's first half of the
- * lanes and vb the second, two arrays because GCC keeps a larger one in memory. For short rows (49 floats of a
- * 7x7 global pool) the row's fixed cost is most of its time. TERM is the term of a vector x. */
+ * constant: -0, or 1 for MULTIPLY, whose term leaves a lane as it is), then the tree across vectors, which
+ * leaves va[0] for the tree across its lanes (red_tree_*, or red_tree16 for 16 rows). The accumulators stay in
+ * registers: va holds the group's first half of the lanes and vb the second, two arrays because GCC keeps a
+ * larger one in memory. For short rows (49 floats of a 7x7 global pool) the row's fixed cost is most of its
+ * time. TERM is the term of a vector x. */
 #define RED_H (RW_LANES / RW_NV / 2) /* vectors per half */
 /* x = vector q of the partial group: its elements that are left (none past the row), `pad` after them */
 #define RED_VLOAD_LEFT(x, q) RW_VLOAD_PART(x, v + t->at[q], t->count[q], pad)
-#define RED_VROW(TERM, OP, OPNAME)                                                   \
+#define RED_VACC(TERM, OP)                                                           \
     do {                                                                       \
         for (; i < t->whole; i += RW_LANES) {                                  \
             for (k = 0; k < RED_H; ++k) {                                      \
@@ -66,7 +67,6 @@
         for (w = RED_H / 2; w >= 1; w /= 2) {                                  \
             for (k = 0; k < (size_t)w; ++k) va[k] = va[k] OP va[k + w];        \
         }                                                                      \
-        return RW_FN(red_tree_##OPNAME)(&va[0]);                               \
     } while (0)
 
 /* The tree across one vector's lanes: halves added (lane k + w into lane k) down to 16 bytes, then in
@@ -141,12 +141,13 @@ RED_INLINE RW RW_FN(red_row_sum_t)(int func, const float* v, size_t n, RW shift,
         const float pad = product ? 1.0f : -0.0f;
         for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0} + id;
         switch (func) {
-        case DML_REDUCE_FUNCTION_MULTIPLY: RED_VROW(x, *, product);
-        case DML_REDUCE_FUNCTION_L1: RED_VROW(RW_VABS(x), +, sum);
+        case DML_REDUCE_FUNCTION_MULTIPLY: RED_VACC(x, *); return RW_FN(red_tree_product)(&va[0]);
+        case DML_REDUCE_FUNCTION_L1: RED_VACC(RW_VABS(x), +); break;
         case DML_REDUCE_FUNCTION_L2:
-        case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VROW(x * x, +, sum);
-        default: RED_VROW(x, +, sum);
+        case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VACC(x * x, +); break;
+        default: RED_VACC(x, +); break;
         }
+        return RW_FN(red_tree_sum)(&va[0]);
     }
 #endif
     for (k = 0; k < RW_LANES; ++k) acc[k] = id;
@@ -179,6 +180,26 @@ RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
     RW_FN(red_tail_of)(n, &t);
     return RW_FN(red_row_sum_t)(func, v, n, shift, &t);
 }
+
+#if defined(RW_V)
+/* A chunk's sum of a row (not MULTIPLY or LOG_SUM_EXP) before the tree across the lanes of one vector:
+ * red_rows_16 finishes the trees of 16 rows at once, in the same order. */
+RED_INLINE RW_V RW_FN(red_row_vec)(int func, const float* v, size_t n, const RW_FN(red_tail)* t) {
+    RW_V va[RED_H], vb[RED_H];
+    size_t i = 0, k;
+    int w;
+    const float pad = -0.0f;
+    const RW id = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_L2 || func == DML_REDUCE_FUNCTION_SUM_SQUARE ? (RW)0 : (RW)-0.0;
+    for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0} + id;
+    switch (func) {
+    case DML_REDUCE_FUNCTION_L1: RED_VACC(RW_VABS(x), +); break;
+    case DML_REDUCE_FUNCTION_L2:
+    case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VACC(x * x, +); break;
+    default: RED_VACC(x, +); break;
+    }
+    return va[0];
+}
+#endif
 
 static void RW_FN(red_col_acc)(int func, const float* v, size_t n, RW* acc, const RW* shift) {
     size_t j;
@@ -213,7 +234,7 @@ RED_INLINE RW RW_FN(red_finish)(int func, RW acc, RW shift, uint64_t count) {
 }
 
 #undef RED_LANE_LOOP
-#undef RED_VROW
+#undef RED_VACC
 #undef RED_H
 #undef RED_VLOAD_LEFT
 /* the parameters of this inclusion: reduction.c defines them afresh for the next */

@@ -395,6 +395,37 @@ def test_float32_sums_whose_partial_sums_overflow_float32_give_the_exact_sums_va
     np.testing.assert_array_equal(result, np.full(out_shape, expected, F32))
 
 
+SPECIAL_SHORT_ROWS = {3: (0, NAN), 5: (7, INF), 6: (2, -INF), 17: (48, NAN)}
+
+
+@pytest.mark.parametrize("function", [FN.SUM, FN.AVERAGE, FN.L1, FN.SUM_SQUARE, FN.LOG_SUM], ids=lambda f: f.name)
+@pytest.mark.parametrize("output", ["packed", "transposed"])
+def test_short_rows_reduced_sixteen_at_once_each_get_their_own_answer(function: FN, output: str) -> None:
+    """Rows of 49 (a 7x7 global pool) in a 4x10 grid: 40 rows, two groups of 16 and 8 more. Special rows sit inside
+    the groups: a NaN, an infinity, a float32-overflowing row (A at 0, 8 and -A at 16: lanes 0 and 8 meet first)
+    and a row of -0 (3A, the L1, is past float32's range); the output's rows are packed or transposed (strides 1 and 4)."""
+    x = np.random.default_rng(7).standard_normal((4, 10, 49)).astype(F32)
+    if function == FN.LOG_SUM:
+        x = np.abs(x)
+    flat = x.reshape(40, 49)
+    for row, (at, value) in SPECIAL_SHORT_ROWS.items():
+        flat[row, at] = value
+    flat[20, [0, 8, 16]] = [A, A, -A]
+    flat[33] = -0.0
+    strides = (1, 4, 1) if output == "transposed" else None
+    y = buffer_tensor(F32, (4, 10, 1), strides=strides)
+    desc = DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(F32, x.shape), y, 1, [2])
+    native, numpy = run_both(desc, x)
+    assert_within(native, numpy, sum_bound(function, x, (2,), numpy))
+    got = native.reshape(40)
+    by_hand = {FN.SUM: A, FN.AVERAGE: A / 49, FN.L1: INF, FN.SUM_SQUARE: INF, FN.LOG_SUM: math.log(A)}[function]
+    assert got[20] == np.float32(by_hand)
+    assert np.isnan(got[3]) and np.isnan(got[17])
+    if function == FN.SUM:
+        assert got[5] == INF and got[6] == -INF
+    assert got[33].tobytes() == numpy.reshape(40)[33].tobytes()  # exact, the zero's sign (or log's -inf) included
+
+
 # ---------------------------------------------------------------------------------------
 # Threads, registration
 
@@ -471,7 +502,8 @@ def test_every_instruction_set_variant_gives_the_bytes_of_the_baseline_but_for_s
     cases = []
     for function in (FN.SUM, FN.AVERAGE, FN.MULTIPLY, FN.L1, FN.LOG_SUM, FN.LOG_SUM_EXP, FN.MAX, FN.ARGMIN):
         for dtype in (F32, F16):
-            for shape, axes in (((7, 333), (1,)), ((40, 37, 3), (1,)), ((5, 49, 70), (0, 1)), ((3, 1000), (1,)), ((3, 20, 197), (1,))):
+            for shape, axes in (((7, 333), (1,)), ((40, 37, 3), (1,)), ((5, 49, 70), (0, 1)), ((3, 1000), (1,)), ((3, 20, 197), (1,)),
+                                ((40, 49), (1,)), ((3, 17, 5), (2,)), ((2, 20, 200), (2,))):  # short rows, 16 at a time on AVX-512
                 x = draw_input(rng, function, dtype, shape)
                 out_type = np.uint32 if function == FN.ARGMIN else dtype
                 out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape))
