@@ -106,32 +106,33 @@ int32_t dmlpy_activation_read(const DML_OPERATOR_DESC* desc, int fused, dmlpy_ac
 
 /* ---- row application ------------------------------------------------------------------------------ */
 
-void dmlpy_act_apply_row(const dmlpy_act* a, float* v, size_t n) {
+void dmlpy_act_apply_row_from(const dmlpy_act* a, float* v, const float* x, size_t n) {
     size_t i = 0;
     switch (a->kind) {
     case DMLPY_ACT_NONE:
     case DMLPY_ACT_IDENTITY:
+        if (v != x) memmove(v, x, n * sizeof(float));
         return;
 #if defined(ACT_AVX512)
     case DMLPY_ACT_LINEAR: {
         __m512 al = _mm512_set1_ps(a->alpha), be = _mm512_set1_ps(a->beta);
-        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(v + i, _mm512_fmadd_ps(al, _mm512_loadu_ps(v + i), be));
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(v + i, _mm512_fmadd_ps(al, _mm512_loadu_ps(x + i), be));
         break;
     }
     case DMLPY_ACT_RELU: {
         __m512 z = _mm512_setzero_ps();
         for (; i + 16 <= n; i += 16) {
-            __m512 x = _mm512_loadu_ps(v + i);
-            _mm512_storeu_ps(v + i, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, z, _CMP_LT_OQ), x, z));
+            __m512 t = _mm512_loadu_ps(x + i);
+            _mm512_storeu_ps(v + i, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(t, z, _CMP_LT_OQ), t, z));
         }
         break;
     }
     case DMLPY_ACT_LEAKY_RELU: {
         __m512 z = _mm512_setzero_ps(), al = _mm512_set1_ps(a->alpha);
         for (; i + 16 <= n; i += 16) {
-            __m512 x = _mm512_loadu_ps(v + i);
-            __mmask16 neg = _mm512_cmp_ps_mask(x, z, _CMP_NGE_UQ); /* !(x >= 0): negative or NaN */
-            _mm512_storeu_ps(v + i, _mm512_mask_mul_ps(x, neg, x, al));
+            __m512 t = _mm512_loadu_ps(x + i);
+            __mmask16 neg = _mm512_cmp_ps_mask(t, z, _CMP_NGE_UQ); /* !(t >= 0): negative or NaN */
+            _mm512_storeu_ps(v + i, _mm512_mask_mul_ps(t, neg, t, al));
         }
         break;
     }
@@ -139,5 +140,7 @@ void dmlpy_act_apply_row(const dmlpy_act* a, float* v, size_t n) {
     default:
         break;
     }
-    for (; i < n; ++i) v[i] = dmlpy_act_scalar(a, v[i]);
+    for (; i < n; ++i) v[i] = dmlpy_act_scalar(a, x[i]);
 }
+
+void dmlpy_act_apply_row(const dmlpy_act* a, float* v, size_t n) { dmlpy_act_apply_row_from(a, v, v, n); }

@@ -92,5 +92,7 @@ static inline float dmlpy_act_scalar(const dmlpy_act* a, float x) {
 
 /* v[i] = f(v[i]) for i < n, contiguous float32 (vectorised for the piecewise-linear activations). */
 void dmlpy_act_apply_row(const dmlpy_act* a, float* v, size_t n);
+/* v[i] = the activation of x[i] (x may be v): one pass where a copy and then the activation in place were two */
+void dmlpy_act_apply_row_from(const dmlpy_act* a, float* v, const float* x, size_t n);
 
 #endif /* DMLPY_NATIVE_ACTIVATION_H */

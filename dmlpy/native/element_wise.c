@@ -335,6 +335,10 @@ static void ew_compute(const ew_plan* p, float* y, const float* a, const float* 
         ew_scale_bias_row(p, y, a, n); /* unary: y aliases nothing but a */
         a = y;
     }
+    if (p->op->row == row_identity) { /* an activation operator: the activation of a, in one pass */
+        dmlpy_act_apply_row_from(&p->act, y, a, n);
+        return;
+    }
     p->op->row(p, y, a, b, n);
     if (p->act.kind != DMLPY_ACT_NONE) dmlpy_act_apply_row(&p->act, y, n);
 }

@@ -34,6 +34,7 @@
 #define dmlpy_gemm DMLPY_ISA_NAME(dmlpy_gemm)
 #define dmlpy_activation_read DMLPY_ISA_NAME(dmlpy_activation_read)
 #define dmlpy_act_apply_row DMLPY_ISA_NAME(dmlpy_act_apply_row)
+#define dmlpy_act_apply_row_from DMLPY_ISA_NAME(dmlpy_act_apply_row_from)
 #define dmlpy_element_wise DMLPY_ISA_NAME(dmlpy_element_wise)
 #define dmlpy_max_pooling DMLPY_ISA_NAME(dmlpy_max_pooling)
 #define dmlpy_resample DMLPY_ISA_NAME(dmlpy_resample)
