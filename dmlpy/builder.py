@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from dmlpy.binding import DML_BINDING_DESC, DML_BINDING_TABLE_DESC, array_binding, buffer_binding
-from dmlpy.device import Device, _Port, create_device, validate
+from dmlpy.device import Device, _call_ports, _Port, create_device, validate
 from dmlpy.enums import (
     DML_AXIS_DIRECTION,
     DML_CONVOLUTION_DIRECTION,
@@ -1388,10 +1388,12 @@ class GraphProgram:
         return f"<div>{graph_picture(self)}</div>"
 
     def __call__(self, **arrays: Any) -> dict[str, np.ndarray]:
-        """Copy the arrays into the graph's input buffers, execute, and return copies of the outputs by name.
+        """Copy the arrays into the graph's input buffers, execute, and return the outputs by name as new arrays.
 
         The buffers, the initializer, the binding tables and the command lists are made at the first call
         and kept: later calls only copy in, execute (the device's checks at execute still run) and copy out.
+        From 256 KiB a packed tensor skips its copy: the buffer reads a C-contiguous input array in place for
+        the call, and an output is written into a new array that becomes the result.
         OWNED_BY_DML inputs are taken by the initializer, which runs again at every call, so new weights
         always reach the graph.
         """
@@ -1400,12 +1402,7 @@ class GraphProgram:
             session = self._session = _ProgramSession(self)
         if arrays.keys() != session.names:
             self._check_names(arrays)
-        for name, port in session.inputs:
-            port.write(arrays[name])
-        execute = self.device.execute
-        if session.init_list is not None:
-            execute(session.init_list)
-        execute(session.command_list)
+        _call_ports(self.device, session.lists, [(port, arrays[name]) for name, port in session.inputs], session.output_ports)
         return {name: port.read() for name, port in session.outputs}
 
     def _check_names(self, arrays: Mapping[str, Any]) -> None:
@@ -1447,6 +1444,8 @@ class _ProgramSession:
         self.names = frozenset(program.input_names)
         self.inputs = [(name, _Port(b, desc, name)) for (name, desc), b in zip(program._inputs, buffers, strict=True)]  # noqa: SLF001
         self.outputs = [(name, _Port(b, s.tensor, name)) for name, b, s in zip(program.output_names, out_buffers, compiled.output_slots(), strict=True) if s.tensor is not None]
+        self.output_ports = [port for _, port in self.outputs]
+        self.lists = (init_list, self.command_list) if self.init_list is not None else (self.command_list,)
 
 
 # ---------------------------------------------------------------------------------------

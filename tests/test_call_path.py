@@ -211,3 +211,76 @@ def test_a_nested_desc_of_another_kind_is_not_taken_for_the_cached_one(device: d
     desc.InputTensor = None
     with pytest.raises(DmlError):
         dmlpy.run(desc, device=device, InputTensor=x)
+
+
+# From 256 KiB a packed tensor is lent rather than copied: the input array is read in place for the call, and
+# an output is written into a new array that becomes the result. What must hold: each call computes from its
+# own arrays, a result is never written again by a later call, and any other array takes the copy path.
+BIG = (1, 64, 32, 64)  # 512 KiB of float32
+
+
+def scale_program(device: dmlpy.Device) -> dmlpy.GraphProgram:
+    """y = relu(x + x) and z = relu(y + y): three nodes, the middle one touching no graph input or output."""
+    builder = GraphBuilder(device)
+    x = builder.input("x", np.float32, BIG)
+    y = builder.relu(builder.add(x, x))
+    return builder.compile({"y": y, "z": builder.relu(builder.add(y, y))})
+
+
+def big(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(BIG).astype(np.float32)
+
+
+def test_results_of_lent_calls_are_new_arrays_that_later_calls_leave_alone(device: dmlpy.Device) -> None:
+    program = scale_program(device)
+    a, b = big(1), big(2)
+    first = program(x=a)
+    second = program(x=b)
+    np.testing.assert_array_equal(first["y"], np.maximum(2 * a, 0))
+    np.testing.assert_array_equal(first["z"], np.maximum(4 * a, 0))
+    np.testing.assert_array_equal(second["z"], np.maximum(4 * b, 0))
+    assert not np.shares_memory(first["z"], second["z"])
+    assert first["z"].flags.writeable
+
+
+def test_a_result_passed_back_in_is_read_not_overwritten(device: dmlpy.Device) -> None:
+    desc = linear(2.0, 1.0, BIG)
+    a = big(3)
+    once = dmlpy.run(desc, device=device, InputTensor=a)
+    twice = dmlpy.run(desc, device=device, InputTensor=once)
+    np.testing.assert_array_equal(once, 2 * a + 1)
+    np.testing.assert_array_equal(twice, 2 * (2 * a + 1) + 1)
+
+
+def test_the_input_array_is_not_kept_after_the_call(device: dmlpy.Device) -> None:
+    program = scale_program(device)
+    a = big(4)
+    program(x=a)
+    a[...] = 7  # the buffers hold their own memory again: nothing reads a later
+    np.testing.assert_array_equal(program(x=np.ascontiguousarray(big(5)[:, :, ::-1]))["y"], np.maximum(2 * big(5)[:, :, ::-1], 0))
+
+
+INPUTS_THAT_ARE_COPIED = [
+    ("a non-contiguous view", lambda x: np.repeat(x, 2, axis=3)[..., ::2]),
+    ("memory 4 bytes off the 16-byte alignment", lambda x: np.frombuffer(np.concatenate([np.zeros(1, np.float32), x.ravel()]).tobytes(), np.float32, offset=4).reshape(BIG)),
+    ("float64 values that float32 holds", lambda x: x.astype(np.float64)),
+    ("a read-only array (lent: inputs are only read)", lambda x: np.frombuffer(x.tobytes(), np.float32).reshape(BIG)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "make"), INPUTS_THAT_ARE_COPIED, ids=[c[0] for c in INPUTS_THAT_ARE_COPIED])
+def test_every_kind_of_input_array_gives_the_same_answer_lent_or_copied(device: dmlpy.Device, what: str, make: Any) -> None:
+    program = scale_program(device)
+    for seed in (6, 7):  # alternating with a lent array: the buffers' memory changes at every call
+        x = big(seed)
+        np.testing.assert_array_equal(program(x=make(x))["z"], np.maximum(4 * x, 0))
+        np.testing.assert_array_equal(program(x=x)["z"], np.maximum(4 * x, 0))
+
+
+def test_a_call_that_fails_on_its_second_input_leaves_the_next_call_correct(device: dmlpy.Device) -> None:
+    builder = GraphBuilder(device)
+    program = builder.compile({"s": builder.add(builder.input("a", np.float32, BIG), builder.input("b", np.float32, BIG))})
+    a, b = big(8), big(9)
+    with pytest.raises(ValueError):
+        program(a=a, b=np.ones((2, 2), np.float32))  # a was lent before b failed
+    np.testing.assert_array_equal(program(a=b, b=np.ascontiguousarray(a[..., ::-1]))["s"], b + a[..., ::-1])
