@@ -333,11 +333,56 @@ static inline float mp_hchain(const mp_plan* p, const float* src, uint64_t ow) {
     return acc;
 }
 
+#if defined(__AVX512F__)
+/* src[e .. e + 16) with NaN in the lanes outside [0, W): a masked load, which reads none of those lanes. */
+static inline __m512 mp_load_row(const float* src, int64_t e, int64_t W) {
+    int64_t lo, hi;
+    if (e >= 0 && e + 16 <= W) return _mm512_loadu_ps(src + e);
+    lo = e < 0 ? -e : 0;
+    hi = W - e < 16 ? W - e : 16;
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(NAN), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, src + e);
+}
+
+/* The maxps chains of stride 1 or 2 for every output column in vectors, the edges too (a row of 16 outputs
+ * has no interior run of 16), NaN for the taps off the row; mp_hrow then computes the edge columns again from
+ * their valid taps. */
+static void mp_hrow_masked(const mp_plan* p, const float* src, float* h) {
+    const int64_t OW = (int64_t)p->out[2], K = (int64_t)p->win[2], W = (int64_t)p->in[2], pad = (int64_t)p->pad[2];
+    int64_t ow, k;
+    if (p->str[2] == 2) {
+        for (ow = 0; ow < OW; ow += 16) {
+            const int64_t e = 2 * ow - pad; /* tap k of column ow + j is element e + 2 j + k */
+            __m512 acc = MP_VEVEN(mp_load_row(src, e, W), mp_load_row(src, e + 16, W));
+            for (k = 1; k < K; ++k) {
+                const int64_t f = e + (k & ~(int64_t)1);
+                const __m512 lo = mp_load_row(src, f, W), hi = mp_load_row(src, f + 16, W);
+                acc = MP_VMAX((k & 1) ? MP_VODD(lo, hi) : MP_VEVEN(lo, hi), acc);
+            }
+            MP_VSTORE(h + ow, acc);
+        }
+    } else {
+        for (ow = 0; ow < OW; ow += 16) {
+            __m512 acc = mp_load_row(src, ow - pad, W);
+            for (k = 1; k < K; ++k) acc = MP_VMAX(mp_load_row(src, ow - pad + k, W), acc);
+            MP_VSTORE(h + ow, acc);
+        }
+    }
+}
+#endif
+
 /* h[ow] for every output column: the horizontal maxima of input row src. */
 static void mp_hrow(const mp_plan* p, const float* src, float* h) {
     const uint64_t OW = p->out[2], W = p->in[2], s = p->str[2], K = p->win[2], pad = p->pad[2];
     uint64_t ow = 0, k;
     int nan = 0;
+#if defined(__AVX512F__)
+    if (p->dil[2] == 1 && (s == 1 || s == 2) && p->ow_b - p->ow_a < 32) { /* wider rows: the interior loop below */
+        mp_hrow_masked(p, src, h);
+        for (ow = 0; ow < p->ow_a; ++ow) h[ow] = mp_hchain(p, src, ow); /* the edges from their valid taps alone */
+        for (ow = p->ow_b; ow < OW; ++ow) h[ow] = mp_hchain(p, src, ow);
+        ow = OW;
+    }
+#endif
     for (; ow < p->ow_a; ++ow) h[ow] = mp_hchain(p, src, ow);
 #if defined(MP_VN)
     if (p->dil[2] == 1 && s == 2) {

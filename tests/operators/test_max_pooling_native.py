@@ -113,7 +113,7 @@ def test_a_large_pooling_gives_the_same_bits_at_one_and_two_threads(threads: int
     assert_same_bits(native, reference)
 
 
-# Values only (no indices), float32, packed rows wide enough for whole vectors of outputs: the C kernel's
+# Values only (no indices), float32, packed rows (wide, or short: masked vectors on AVX-512): the C kernel's
 # plane path (horizontal maxima per input row, then over the window's rows; vector maxps chains with
 # NaN results recomputed). (input, window, strides, start, end, dilations)
 WIDE_VALUES_ONLY = [
@@ -125,12 +125,19 @@ WIDE_VALUES_ONLY = [
     ("k3 s3 (no vectors along W)", [1, 4, 9, 64], [3, 3], [3, 3], [0, 0], [0, 0], [1, 1]),
     ("k3 s1 dilation 2 along W", [1, 4, 9, 80], [3, 3], [1, 1], [1, 2], [1, 2], [2, 2]),
     ("one row k1x3 s2 p1", [2, 4, 1, 150], [1, 3], [1, 2], [0, 1], [0, 1], [1, 1]),
+    # rows with fewer than 32 interior outputs: every column in masked vectors on AVX-512, the edges again
+    ("short rows k3 s2 p1 (16 outputs)", [2, 5, 32, 32], [3, 3], [2, 2], [1, 1], [1, 1], [1, 1]),
+    ("short rows k3 s1 p1", [1, 4, 7, 20], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
+    ("short rows k2 s2 p0 (7 outputs)", [1, 3, 6, 14], [2, 2], [2, 2], [0, 0], [0, 0], [1, 1]),
+    ("short rows k4 s2 start 2 end 1", [1, 4, 9, 21], [4, 4], [2, 2], [2, 2], [1, 1], [1, 1]),
+    ("short rows k5 s1 p2", [1, 4, 9, 13], [5, 2], [1, 1], [2, 0], [2, 0], [1, 1]),
+    ("short rows k3 s2 p2", [1, 3, 5, 9], [3, 3], [2, 2], [2, 2], [2, 2], [1, 1]),
 ]
 
 
 @pytest.mark.parametrize("case", WIDE_VALUES_ONLY, ids=[c[0] for c in WIDE_VALUES_ONLY])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_values_only_pooling_of_wide_rows_gives_the_numpy_kernels_bits(case: tuple[Any, ...], threads: int) -> None:
+def test_values_only_pooling_of_wide_and_short_rows_gives_the_numpy_kernels_bits(case: tuple[Any, ...], threads: int) -> None:
     """Ties, signed zeros, NaN (often a window's first tap) and infinities, on every variant this CPU runs."""
     _, x, window, strides, start, end, dilations = case
     y = [*x[:2], *(pooled_size(x[2 + i], window[i], strides[i], start[i], end[i], dilations[i]) for i in range(len(window)))]
