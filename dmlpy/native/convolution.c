@@ -1088,33 +1088,46 @@ static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint
     uint64_t ud, uh, uw, jd, jh;
     float* dst = buf;
 #if defined(CONV_AVX512)
-    if (W->len <= 16 && W->step * p->xs[2] == 1) {
-        /* short contiguous rows: one masked load (lanes outside [j0, j1) neither read nor faulting) and one
-         * masked store per grid row */
-        const __mmask16 mrow = mask_n(W->len);
+    if (W->len <= 64 && (W->step * p->xs[2] == 1 || (W->step == 2 && p->xs[2] == 1 && !p->half))) {
+        /* rows of up to 64 grid columns, contiguous or (float32) every second input column, as stride-2 layers'
+         * phases are: per 16 grid columns one masked load (two, and the even lanes permuted together, for
+         * stride 2) and one masked store; lanes outside the valid run are neither read nor faulting */
+        const int two = W->step == 2;
+        const uint64_t chunks = (W->len + 15) / 16, esz = p->half ? 2u : 4u;
+        const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
         const uint64_t cbase = n * p->xs_n + c * p->xs_c;
+        uint64_t k;
         for (ud = 0; ud < D->nsub; ++ud) {
             for (uh = 0; uh < H->nsub; ++uh) {
                 for (uw = 0; uw < W->nsub; ++uw) {
-                    const __mmask16 min = (__mmask16)(mask_n(j1s[uw]) & ~mask_n(j0s[uw]));
+                    uint32_t lanes[4] = {0, 0, 0, 0}; /* per chunk: the input lanes of its valid grid columns */
+                    uint64_t j;
                     /* element 0 of the grid row is input column sub_start (possibly before the row) */
                     const int64_t col0 = W->sub_start[uw];
+                    for (j = j0s[uw]; j < j1s[uw]; ++j) lanes[j / 16] |= 1u << (two ? 2 * (j % 16) : j % 16);
                     for (jd = 0; jd < D->len; ++jd) {
                         const int64_t pd = sub_pos(D, ud, jd);
                         for (jh = jh0; jh < jh1; ++jh, dst += W->len) {
                             const int64_t ph = sub_pos(H, uh, jh);
-                            __m512 v = _mm512_setzero_ps();
-                            if (pd >= 0 && ph >= 0 && min) {
-                                const uint64_t row = cbase + (uint64_t)pd * p->xs[0] + (uint64_t)ph * p->xs[1];
-                                const uintptr_t at = (uintptr_t)p->x + (uintptr_t)(row * (p->half ? 2u : 4u)) +
-                                                     (uintptr_t)(col0 * (p->half ? 2 : 4));
-                                if (p->half) {
-                                    v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(min, (const void*)at));
-                                } else {
-                                    v = _mm512_maskz_loadu_ps(min, (const void*)at);
+                            const int real = pd >= 0 && ph >= 0;
+                            const uintptr_t at = (uintptr_t)p->x +
+                                                 (uintptr_t)((cbase + (uint64_t)(real ? pd : 0) * p->xs[0] + (uint64_t)(real ? ph : 0) * p->xs[1]) * esz) +
+                                                 (uintptr_t)(col0 * (int64_t)esz);
+                            for (k = 0; k < chunks; ++k) {
+                                __m512 v = _mm512_setzero_ps();
+                                if (real && lanes[k]) {
+                                    if (two) {
+                                        const float* q = (const float*)(at + 32 * k * esz);
+                                        v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)lanes[k], q), even,
+                                                                   _mm512_maskz_loadu_ps((__mmask16)(lanes[k] >> 16), q + 16));
+                                    } else if (p->half) {
+                                        v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16((__mmask16)lanes[k], (const void*)(at + 16 * k * esz)));
+                                    } else {
+                                        v = _mm512_maskz_loadu_ps((__mmask16)lanes[k], (const void*)(at + 16 * k * esz));
+                                    }
                                 }
+                                _mm512_mask_storeu_ps(dst + 16 * k, mask_n(W->len - 16 * k < 16 ? W->len - 16 * k : 16), v);
                             }
-                            _mm512_mask_storeu_ps(dst, mrow, v);
                         }
                     }
                 }

@@ -316,6 +316,23 @@ def test_depthwise_convolution_filters_each_channel_alone(device: dmlpy.Device, 
         np.testing.assert_allclose(y[:, c : c + 1], alone, rtol=1e-6, atol=1e-6)
 
 
+# Depthwise planes whose packed grid rows take masked vector loads natively: up to 64 grid columns, stride 1
+# (float32 and float16) or stride 2 (every second input column); MobileNet's 2x2 to 32x32 planes among them.
+DEPTHWISE_PLANES = [(size, stride, pad) for size in (2, 13, 33, 40) for stride in (1, 2) for pad in (1, 2)]
+
+
+@pytest.mark.parametrize(("size", "stride", "pad"), DEPTHWISE_PLANES, ids=[f"{s}x{s} stride {st} pad {p}" for s, st, p in DEPTHWISE_PLANES])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+def test_depthwise_3x3_over_small_and_padded_planes_matches_the_loop_oracle(device: dmlpy.Device, rng: np.random.Generator, size: int, stride: int, pad: int, dtype: Any) -> None:
+    x = rng.standard_normal((1, 3, size, size + 1)).astype(dtype)
+    w = rng.standard_normal((3, 1, 3, 3)).astype(dtype)
+    out = dmlpy.convolution_output_sizes(x.shape, w.shape, (stride, stride), (1, 1), (pad, pad), (pad, pad), None, 3, FORWARD)
+    desc = conv_desc(x.shape, w.shape, out, strides=(stride, stride), start=(pad, pad), end=(pad, pad), groups=3, dtype=dtype)
+    expected = oracle_forward(x, w, (stride, stride), (1, 1), (pad, pad), out[2:], 3)
+    tolerance = 1e-5 if dtype == np.float32 else 4e-3
+    np.testing.assert_allclose(run_conv(desc, device, x, w).astype(np.float64), expected, rtol=tolerance, atol=tolerance * 10)
+
+
 def test_3d_convolution_sums_a_2x2x2_block(device: dmlpy.Device) -> None:
     """5-D ones, kernel ones(2, 2, 2), one padding in front of depth: the first depth slice sees 4 taps, the rest 8."""
     desc = conv_desc((1, 1, 3, 3, 3), (1, 1, 2, 2, 2), (1, 1, 3, 2, 2), start=(1, 0, 0))
