@@ -336,11 +336,12 @@ static inline float mp_hchain(const mp_plan* p, const float* src, uint64_t ow) {
 #if defined(__AVX512F__)
 /* src[e .. e + 16) with NaN in the lanes outside [0, W): a masked load, which reads none of those lanes. */
 static inline __m512 mp_load_row(const float* src, int64_t e, int64_t W) {
+    const float* at = (const float*)((uintptr_t)src + (uintptr_t)(e * (int64_t)sizeof(float))); /* e may be < 0 */
     int64_t lo, hi;
-    if (e >= 0 && e + 16 <= W) return _mm512_loadu_ps(src + e);
+    if (e >= 0 && e + 16 <= W) return _mm512_loadu_ps(at);
     lo = e < 0 ? -e : 0;
     hi = W - e < 16 ? W - e : 16;
-    return _mm512_mask_loadu_ps(_mm512_set1_ps(NAN), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, src + e);
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(NAN), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, at);
 }
 
 /* The maxps chains of stride 1 or 2 for every output column in vectors, the edges too (a row of 16 outputs
