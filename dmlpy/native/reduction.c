@@ -37,8 +37,8 @@
  *            positions walked in row-major order, every output accumulating its own terms in that order
  *            (vectorised across the block, the outputs in registers; red_in_float's in float32 over spans
  *            of RED_COL_SPAN positions, each span's sum added to a double).
- * Sums start from -0 (x + -0 is x for every x, so a row of -0 sums to -0 as in NumPy; sums of |x| and x * x
- * from +0). The lanes are vectors of the target's width but an element's lane does not depend on it: every
+ * Sums start from +0, as NumPy's do: a row of -0 sums to +0 (and the padding of a partial vector is -0,
+ * which leaves every sum as it is). The lanes are vectors of the target's width but an element's lane does not depend on it: every
  * instruction set gives the same bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the
  * target has FMA.
  * Items run in parallel (parallel.c); each output element is computed by one thread in a fixed order, so the
@@ -472,7 +472,7 @@ static double red_row_value(const red_plan* p, uint64_t off) {
         top = 0.0f;
     }
     if (p->in_kind == RT_F32 && red_in_float(p->func)) {
-        double total = -0.0;
+        double total = 0.0;
         for (j0 = 0; j0 < p->row_len; j0 += n) {
             n = p->row_len - j0 < RED_CHUNK ? p->row_len - j0 : RED_CHUNK;
             total += (double)red_row_sum_f(p->func, red_load_f(p, off, j0, (size_t)n, buf), (size_t)n, 0.0f);
@@ -480,7 +480,7 @@ static double red_row_value(const red_plan* p, uint64_t off) {
         if (isfinite(total)) return red_finish_d(p->func, total, 0.0, p->row_len);
     }
     if (p->in_kind == RT_F32) { /* and the float sums that overflowed (or met inf or NaN): again in double */
-        double total = product ? 1.0 : -0.0;
+        double total = product ? 1.0 : 0.0;
         for (j0 = 0; j0 < p->row_len; j0 += n) {
             double c;
             n = p->row_len - j0 < RED_CHUNK ? p->row_len - j0 : RED_CHUNK;
@@ -489,7 +489,7 @@ static double red_row_value(const red_plan* p, uint64_t off) {
         }
         return red_finish_d(p->func, total, (double)top, p->row_len);
     } else {
-        float total = product ? 1.0f : -0.0f;
+        float total = product ? 1.0f : 0.0f;
         for (j0 = 0; j0 < p->row_len; j0 += n) {
             float c;
             n = p->row_len - j0 < RED_CHUNK ? p->row_len - j0 : RED_CHUNK;
@@ -698,7 +698,7 @@ RED_INLINE void red_col_group_d(int func, const float* base, const uint64_t* off
     }
 
 RED_INLINE void red_col_group_f(int func, const float* base, const uint64_t* offs, size_t npos, double* acc, size_t nv) {
-    const float id = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_SUM_SQUARE ? 0.0f : -0.0f;
+    const float id = 0.0f; /* every sum starts at +0 (see the top) */
     size_t q0, q, k, e;
     for (q0 = 0; q0 < npos; q0 += RED_COL_SPAN) {
         const size_t q1 = npos - q0 < RED_COL_SPAN ? npos : q0 + RED_COL_SPAN;
@@ -732,7 +732,7 @@ RED_INLINE void red_col_group_f(int func, const float* base, const uint64_t* off
 #endif
 
 static void red_col_sum_fd(int func, const float* base, const uint64_t* offs, size_t npos, size_t b, double* acc) {
-    const float id = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_SUM_SQUARE ? 0.0f : -0.0f;
+    const float id = 0.0f; /* every sum starts at +0 (see the top) */
     size_t j0 = 0, q0, q;
 #if defined(RED_VEC)
     const size_t g = RED_COL_GROUP_F * RED_NF, h = RED_NF;
@@ -838,7 +838,7 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
     if (p->in_kind == RT_F32) {
         double acc[2 * RED_BLOCK], shift[2 * RED_BLOCK];
         for (j = 0; j < b; ++j) {
-            acc[j] = product ? 1.0 : -0.0;
+            acc[j] = product ? 1.0 : 0.0;
             shift[j] = (double)top[j];
         }
         if (p->func == DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
@@ -868,14 +868,14 @@ static void red_block_values(const red_plan* p, uint64_t xo, size_t b, double* o
                 }
                 if (j == b) break;
                 in_float = 0; /* a float sum overflowed (or met inf or NaN): the block again in double */
-                for (j = 0; j < b; ++j) acc[j] = -0.0;
+                for (j = 0; j < b; ++j) acc[j] = 0.0;
                 red_odo_seek(p, &o, 0);
             }
         }
         for (j = 0; j < b; ++j) out[j] = red_finish_d(p->func, acc[j], shift[j], p->row_len);
     } else {
         float acc[2 * RED_BLOCK];
-        for (j = 0; j < b; ++j) acc[j] = product ? 1.0f : -0.0f;
+        for (j = 0; j < b; ++j) acc[j] = product ? 1.0f : 0.0f;
         for (pos = 0; pos < p->row_len; ++pos, red_odo_step(p, &o)) {
             red_col_acc_f(p->func, red_block_f(p, xo + o.ox, b, buf), b, acc, top);
         }

@@ -16,10 +16,8 @@
  * nothing); the lanes start at the operation's identity and combine as a tree (lane k + w into lane k, w =
  * RW_LANES / 2, ..., 2, 1). RW_LANES (32 doubles, 64 floats) makes 4 chains of adds in AVX-512 registers (8
  * with AVX2): enough to hide the add's latency behind the loads. Every instruction set adds the same numbers in the same
- * order. Sums of |x| and x * x start their lanes at +0, the others at -0 (x + -0 is x for every x, so a row of
- * -0 sums to -0 as in NumPy); a sum of terms that are never negative is +0 or more from its first term on, so
- * the two starts give the same results and the vector code may add a pad term of +0 where elements are
- * missing. */
+ * order. Every sum's lanes start at +0, as NumPy's sums do (a row of -0 sums to +0); the vector code pads
+ * missing elements with -0, which leaves a lane as it is. */
 #define RED_LANE_LOOP(TERM, OP)                                      \
     for (; i + RW_LANES <= n; i += RW_LANES) {             \
         for (k = 0; k < RW_LANES; ++k) {                        \
@@ -131,9 +129,7 @@ RED_INLINE RW RW_FN(red_row_sum_t)(int func, const float* v, size_t n, RW shift,
     size_t i = 0, k;
     int w;
     const int product = func == DML_REDUCE_FUNCTION_MULTIPLY;
-    const int nonnegative = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_L2 ||
-                            func == DML_REDUCE_FUNCTION_SUM_SQUARE;
-    const RW id = product ? (RW)1 : nonnegative ? (RW)0 : (RW)-0.0;
+    const RW id = product ? (RW)1 : (RW)0;
     (void)t; /* the vector code's */
 #if defined(RW_V)
     if (func != DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
@@ -189,7 +185,7 @@ RED_INLINE RW_V RW_FN(red_row_vec)(int func, const float* v, size_t n, const RW_
     size_t i = 0, k;
     int w;
     const float pad = -0.0f;
-    const RW id = func == DML_REDUCE_FUNCTION_L1 || func == DML_REDUCE_FUNCTION_L2 || func == DML_REDUCE_FUNCTION_SUM_SQUARE ? (RW)0 : (RW)-0.0;
+    const RW id = 0;
     for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0} + id;
     switch (func) {
     case DML_REDUCE_FUNCTION_L1: RED_VACC(RW_VABS(x), +); break;

@@ -370,6 +370,24 @@ def test_float16_sums_in_float32() -> None:
         assert dmlpy.run(desc, device=native_device(), InputTensor=data).ravel().tolist() == [60000.0]
 
 
+@pytest.mark.parametrize("dtype", [F32, F16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("path", ["short rows", "long rows", "columns"])
+@pytest.mark.parametrize("function", [FN.SUM, FN.AVERAGE, FN.L1, FN.SUM_SQUARE, FN.MULTIPLY], ids=lambda f: f.name)
+def test_a_sum_of_negative_zeros_is_numpys_positive_zero_on_every_path(function: FN, path: str, dtype: Any) -> None:
+    """np.sum of -0s is +0 (a sum starts at +0); a product of 49 or 300 -0s is -0 or +0 by their count."""
+    rows, length = {"short rows": (20, 49), "long rows": (3, 300), "columns": (3, 49)}[path]
+    x = np.full((rows, length), -0.0, dtype)
+    if path == "columns":
+        x = np.ascontiguousarray(x.T)
+    axis = 0 if path == "columns" else 1
+    out_shape = (1, rows) if axis == 0 else (rows, 1)
+    desc = DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(dtype, x.shape), buffer_tensor(dtype, out_shape), 1, [axis])
+    native, numpy = run_both(desc, x)
+    by_hand = np.prod(x.astype(np.float64), axis=axis) if function == FN.MULTIPLY else np.zeros(rows)  # +0
+    np.testing.assert_array_equal(np.signbit(native).ravel(), np.signbit(by_hand))
+    assert_same(native, numpy)
+
+
 A = float(np.float32(3e38))  # a + a overflows float32; a + a - a is a
 OVERFLOWING_PARTIAL_SUMS = [
     ("a SUM whose float32 lane overflows is computed again in double", FN.SUM, A),
