@@ -1431,21 +1431,20 @@ class _ProgramSession:
         recorder.record_dispatch(init_list, initializer, init_table)
         init_list.close()
         device.execute(init_list)  # initializes the graph; run again per call only when it owns inputs
-        self.init_list = init_list if any(s.owned for s in slots) else None
         out_buffers = [device.create_buffer(s.tensor.TotalTensorSizeInBytes if s.tensor else 4, name) for s, name in zip(compiled.output_slots(), program.output_names, strict=True)]
         table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
         table.bind_inputs([DML_BINDING_DESC() if s.owned or s.ignored else buffer_binding(b) for s, b in zip(slots, buffers, strict=True)])
         table.bind_outputs([buffer_binding(b) for b in out_buffers])
         table.bind_temporary_resource(buffer_binding(temporary) if temporary is not None else None)
         table.bind_persistent_resource(buffer_binding(persistent) if persistent is not None else None)
-        self.command_list = device.create_command_list()
-        recorder.record_dispatch(self.command_list, compiled, table)
-        self.command_list.close()
+        command_list = device.create_command_list()
+        recorder.record_dispatch(command_list, compiled, table)
+        command_list.close()
+        self.lists = (init_list, command_list) if any(s.owned for s in slots) else (command_list,)
         self.names = frozenset(program.input_names)
         self.inputs = [(name, _Port(b, desc, name)) for (name, desc), b in zip(program._inputs, buffers, strict=True)]  # noqa: SLF001
         self.outputs = [(name, _Port(b, s.tensor, name)) for name, b, s in zip(program.output_names, out_buffers, compiled.output_slots(), strict=True) if s.tensor is not None]
         self.output_ports = [port for _, port in self.outputs]
-        self.lists = (init_list, self.command_list) if self.init_list is not None else (self.command_list,)
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import os
 import warnings
 from collections import OrderedDict
@@ -785,24 +786,23 @@ class _PreparedRun:
         init_table = device.create_binding_table(initializer)
         init_table.bind_inputs([array_binding([buffer_binding(b).Desc if s.owned and b is not None else None for s, b in zip(slots, in_buffers, strict=True)])])
         init_table.bind_outputs([buffer_binding(persistent)])
-        self.init_list = device.create_command_list()
-        recorder.record_dispatch(self.init_list, initializer, init_table)
-        self.init_list.close()
-        device.execute(self.init_list)  # marks the operator initialized; executed again per call only for owned inputs
-        self.reinitialize = any(s.owned and s.tensor is not None for s in slots)
+        init_list = device.create_command_list()
+        recorder.record_dispatch(init_list, initializer, init_table)
+        init_list.close()
+        device.execute(init_list)  # marks the operator initialized; executed again per call only for owned inputs
 
         table = device.create_binding_table(DML_BINDING_TABLE_DESC(compiled, 0, 0, props.RequiredDescriptorCount))
         table.bind_inputs([DML_BINDING_DESC() if s.owned else buffer_binding(b) for s, b in zip(slots, in_buffers, strict=True)])
         table.bind_outputs([buffer_binding(b) for b in out_buffers])
         table.bind_persistent_resource(buffer_binding(persistent) if persistent is not None else None)
-        self.command_list = device.create_command_list()
-        recorder.record_dispatch(self.command_list, compiled, table)
-        self.command_list.close()
+        command_list = device.create_command_list()
+        recorder.record_dispatch(command_list, compiled, table)
+        command_list.close()
+        self.lists = (init_list, command_list) if any(s.owned and s.tensor is not None for s in slots) else (command_list,)
         self.device = device
         self.inputs = [(s.name, _Port(b, s.tensor, s.name)) for s, b in zip(slots, in_buffers, strict=True) if b is not None and s.tensor is not None]
         self.outputs = [_Port(b, s.tensor, s.name) for s, b in zip(compiled.output_slots(), out_buffers, strict=True) if b is not None and s.tensor is not None]
         self.nbytes = sum(b.size for b in (*in_buffers, *out_buffers, persistent) if b is not None)
-        self.lists = (self.init_list, self.command_list) if self.reinitialize else (self.command_list,)
 
     def __call__(self, inputs: dict[str, Any]) -> Any:
         if self.arrays:
@@ -940,7 +940,7 @@ def _dataclass_key(kind: type, sample: Any) -> _Key:
     key is the same as one built field by field: (type, field keys...), nested descs as nested tuples."""
     lines = ["def key(v):"]
     names: dict[str, Any] = {"_desc_key": _desc_key, "_NO_KEY": _NO_KEY, "_INT_KINDS": _INT_KINDS, "_INTS": _INTS}
-    count = iter(range(1 << 30))
+    count = itertools.count()
 
     def leaf(var: str, pad: str) -> str:
         k = f"k{next(count)}"
@@ -963,7 +963,7 @@ def _dataclass_key(kind: type, sample: Any) -> _Key:
             field_var = f"x{next(count)}"
             lines.append(f"{pad}{field_var} = {var}.{f.name}")
             x = getattr(value, f.name, None)
-            if dataclasses.is_dataclass(type(x)) and not isinstance(x, type) and depth < _KEY_DEPTH:
+            if dataclasses.is_dataclass(type(x)) and depth < _KEY_DEPTH:
                 k = f"k{next(count)}"
                 nested_name = f"T{next(count)}"
                 names[nested_name] = type(x)

@@ -645,32 +645,27 @@ class CompiledGraph:
         ranges = [*(inputs or ()), *(outputs or ()), temporary, persistent]
         bound_to: list[Any] = [None, None]  # the memory the runners were built on, and the runners
 
-        def memory(ctx: Checker, source: Source, size: int, *, writable: bool) -> np.ndarray | None:
-            take = size or None
-            if source.kind == "input":
-                bound = inputs[source.index] if inputs else None
-                assert isinstance(bound, BoundRange)  # the table was checked complete
-                return bound.take(ctx, f"{name}.BindInputs[{source.index}] ({plan.input_slots[source.index].name})", 0, take, writable=False)
-            if source.kind == "output":
-                bound = outputs[source.index] if outputs else None
-                assert isinstance(bound, BoundRange)
-                return bound.take(ctx, f"{name}.BindOutputs[{source.index}] ({plan.output_slots[source.index].name})", 0, take, writable=True)
-            if source.kind == "owned":
-                assert persistent is not None
-                return persistent.take(ctx, f"{name}.BindPersistentResource", source.offset, size, writable=False)
-            if source.kind == "temp":
-                assert temporary is not None
-                return temporary.take(ctx, f"{name}.BindTemporaryResource", source.offset, size, writable=writable)
-            constant = by_index[source.index].constant
-            assert constant is not None
-            return constant
-
         def range_of(source: Source) -> BoundRange | None:
             if source.kind == "input":
                 return inputs[source.index] if inputs else None
             if source.kind == "output":
                 return outputs[source.index] if outputs else None
             return persistent if source.kind == "owned" else temporary if source.kind == "temp" else None
+
+        def memory(ctx: Checker, source: Source, size: int, *, writable: bool) -> np.ndarray | None:
+            if source.kind == "constant":
+                constant = by_index[source.index].constant
+                assert constant is not None
+                return constant
+            bound = range_of(source)
+            assert bound is not None  # the table was checked complete
+            if source.kind == "input":
+                return bound.take(ctx, f"{name}.BindInputs[{source.index}] ({plan.input_slots[source.index].name})", 0, size or None, writable=False)
+            if source.kind == "output":
+                return bound.take(ctx, f"{name}.BindOutputs[{source.index}] ({plan.output_slots[source.index].name})", 0, size or None, writable=True)
+            if source.kind == "owned":
+                return bound.take(ctx, f"{name}.BindPersistentResource", source.offset, size, writable=False)
+            return bound.take(ctx, f"{name}.BindTemporaryResource", source.offset, size, writable=writable)
 
         # A node's runners are built again only when a buffer it reads or writes holds other memory: a call
         # that lends an input array (GraphProgram) binds again the nodes at the graph's edges, not all of them.

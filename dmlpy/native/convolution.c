@@ -519,14 +519,14 @@ static inline unsigned block_width(const conv_plan* p, uint64_t mb) {
 }
 
 /* Taps of a phase along one dim. */
+static inline uint64_t phase_taps(const conv_dim* dm, uint64_t r) {
+    return dm->tap_first[r + 1] - dm->tap_first[r];
+}
+
 /* The filter index (Mode's flip applied) of tap i of phase r along dm. */
 static inline uint64_t phase_tap_k(const conv_plan* p, const conv_dim* dm, uint64_t r, uint64_t i) {
     const uint64_t k = dm->tap_k[dm->tap_first[r] + i];
     return p->flip ? dm->k - 1 - k : k;
-}
-
-static inline uint64_t phase_taps(const conv_dim* dm, uint64_t r) {
-    return dm->tap_first[r + 1] - dm->tap_first[r];
 }
 
 #if defined(CONV_AVX512)

@@ -380,8 +380,7 @@ static void mp_hrow(const mp_plan* p, const float* src, float* h) {
     if (p->dil[2] == 1 && (s == 1 || s == 2) && p->ow_b - p->ow_a < 32) { /* wider rows: the interior loop below */
         mp_hrow_masked(p, src, h);
         for (ow = 0; ow < p->ow_a; ++ow) h[ow] = mp_hchain(p, src, ow); /* the edges from their valid taps alone */
-        for (ow = p->ow_b; ow < OW; ++ow) h[ow] = mp_hchain(p, src, ow);
-        ow = OW;
+        ow = p->ow_b; /* the loop after the interior's takes the right edge */
     }
 #endif
     for (; ow < p->ow_a; ++ow) h[ow] = mp_hchain(p, src, ow);

@@ -37,10 +37,10 @@
  *            positions walked in row-major order, every output accumulating its own terms in that order
  *            (vectorised across the block, the outputs in registers; red_in_float's in float32 over spans
  *            of RED_COL_SPAN positions, each span's sum added to a double).
- * Sums start from +0, as NumPy's do: a row of -0 sums to +0 (and the padding of a partial vector is -0,
- * which leaves every sum as it is). The lanes are vectors of the target's width but an element's lane does not depend on it: every
- * instruction set gives the same bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be fused where the
- * target has FMA.
+ * Sums start from +0, as NumPy's do: a row of -0 sums to +0 (the padding of a partial vector is -0, which
+ * leaves every sum as it is). The lanes are vectors of the target's width but an element's lane does not
+ * depend on it: every instruction set gives the same bytes, except that `acc + x * x` (SUM_SQUARE, L2) may be
+ * fused where the target has FMA.
  * Items run in parallel (parallel.c); each output element is computed by one thread in a fixed order, so the
  * thread count changes no bit. Sums differ from the NumPy kernel's pairwise sums by rounding only:
  * docs/deviations.md states the bound (tests/operators/test_reduction_native.py checks it); integer results,

@@ -6,6 +6,7 @@
  * (the type's functions). The functions:
  *   RW_FN(red_row_sum)    one chunk of a row summed in RED_LANES interleaved lanes combined as a tree
  *                         (the product for MULTIPLY);
+ *   RW_FN(red_row_vec)    a sum's chunk before the tree across one vector's lanes (vector extensions only);
  *   RW_FN(red_col_acc)    one reduced position of a block of outputs: acc[j] += term(v[j]) (*= for MULTIPLY);
  *   RW_FN(red_finish)     the function applied to the row's sum (AVERAGE's division, L2's square root, ...).
  * The term is x for SUM, AVERAGE and LOG_SUM, |x| for L1, x * x for L2 and SUM_SQUARE, exp(x - shift) for
@@ -124,6 +125,25 @@ static inline void RW_FN(red_tail_of)(size_t n, RW_FN(red_tail)* t) {
 #endif
 }
 
+#if defined(RW_V)
+/* A chunk's sum of a row (not MULTIPLY or LOG_SUM_EXP) before the tree across the lanes of one vector:
+ * red_row_sum_t finishes it with red_tree_sum, red_rows_16 the trees of 16 rows at once in the same order. */
+RED_INLINE RW_V RW_FN(red_row_vec)(int func, const float* v, size_t n, const RW_FN(red_tail)* t) {
+    RW_V va[RED_H], vb[RED_H];
+    size_t i = 0, k;
+    int w;
+    const float pad = -0.0f;
+    for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0};
+    switch (func) {
+    case DML_REDUCE_FUNCTION_L1: RED_VACC(RW_VABS(x), +); break;
+    case DML_REDUCE_FUNCTION_L2:
+    case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VACC(x * x, +); break;
+    default: RED_VACC(x, +); break;
+    }
+    return va[0];
+}
+#endif
+
 RED_INLINE RW RW_FN(red_row_sum_t)(int func, const float* v, size_t n, RW shift, const RW_FN(red_tail)* t) {
     RW acc[RW_LANES];
     size_t i = 0, k;
@@ -132,18 +152,16 @@ RED_INLINE RW RW_FN(red_row_sum_t)(int func, const float* v, size_t n, RW shift,
     const RW id = product ? (RW)1 : (RW)0;
     (void)t; /* the vector code's */
 #if defined(RW_V)
-    if (func != DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
+    if (product) {
         RW_V va[RED_H], vb[RED_H];
-        const float pad = product ? 1.0f : -0.0f;
+        const float pad = 1.0f;
         for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0} + id;
-        switch (func) {
-        case DML_REDUCE_FUNCTION_MULTIPLY: RED_VACC(x, *); return RW_FN(red_tree_product)(&va[0]);
-        case DML_REDUCE_FUNCTION_L1: RED_VACC(RW_VABS(x), +); break;
-        case DML_REDUCE_FUNCTION_L2:
-        case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VACC(x * x, +); break;
-        default: RED_VACC(x, +); break;
-        }
-        return RW_FN(red_tree_sum)(&va[0]);
+        RED_VACC(x, *);
+        return RW_FN(red_tree_product)(&va[0]);
+    }
+    if (func != DML_REDUCE_FUNCTION_LOG_SUM_EXP) {
+        const RW_V sum = RW_FN(red_row_vec)(func, v, n, t);
+        return RW_FN(red_tree_sum)(&sum);
     }
 #endif
     for (k = 0; k < RW_LANES; ++k) acc[k] = id;
@@ -177,25 +195,6 @@ RED_INLINE RW RW_FN(red_row_sum)(int func, const float* v, size_t n, RW shift) {
     return RW_FN(red_row_sum_t)(func, v, n, shift, &t);
 }
 
-#if defined(RW_V)
-/* A chunk's sum of a row (not MULTIPLY or LOG_SUM_EXP) before the tree across the lanes of one vector:
- * red_rows_16 finishes the trees of 16 rows at once, in the same order. */
-RED_INLINE RW_V RW_FN(red_row_vec)(int func, const float* v, size_t n, const RW_FN(red_tail)* t) {
-    RW_V va[RED_H], vb[RED_H];
-    size_t i = 0, k;
-    int w;
-    const float pad = -0.0f;
-    const RW id = 0;
-    for (k = 0; k < RED_H; ++k) va[k] = vb[k] = (RW_V){0} + id;
-    switch (func) {
-    case DML_REDUCE_FUNCTION_L1: RED_VACC(RW_VABS(x), +); break;
-    case DML_REDUCE_FUNCTION_L2:
-    case DML_REDUCE_FUNCTION_SUM_SQUARE: RED_VACC(x * x, +); break;
-    default: RED_VACC(x, +); break;
-    }
-    return va[0];
-}
-#endif
 
 static void RW_FN(red_col_acc)(int func, const float* v, size_t n, RW* acc, const RW* shift) {
     size_t j;
