@@ -38,6 +38,7 @@ from dmlpy import (
     DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
     DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
     DML_GEMM_OPERATOR_DESC,
+    DML_MATRIX_TRANSFORM,
     FusedActivation,
     buffer_tensor,
 )
@@ -750,8 +751,11 @@ def reduction_workloads() -> list[Workload]:
     ]
 
 
-def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Workload:
+def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32, trans_b: bool = False) -> Workload:
     """Output {1, 1, M, N} = A {1, 1, M, K} x B {1, 1, K, N} (GEMM with Alpha 1, no C): onnxruntime's MatMul and torch.matmul.
+
+    With ``trans_b`` B is stored {1, 1, N, K} and read with TransB, as a PyTorch Linear layer's weight is exported
+    (ONNX Gemm with transB=1; torch.nn.functional.linear).
 
     Values are scaled by 1/sqrt(K) so outputs are O(1) for the agreement check. No np.matmul peer in the rounds:
     NumPy's BLAS takes every core whatever the row's thread count, and its threads keep spinning into the next
@@ -759,10 +763,10 @@ def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Worklo
     """
     rng = np.random.default_rng(0)
     a = rng.standard_normal((1, 1, m, k)).astype(dtype)
-    b = (rng.standard_normal((1, 1, k, n)) / np.sqrt(k)).astype(dtype)
+    b = (rng.standard_normal((1, 1, n, k) if trans_b else (1, 1, k, n)) / np.sqrt(k)).astype(dtype)
     desc = DML_GEMM_OPERATOR_DESC(
         ATensor=buffer_tensor(dtype, a.shape), BTensor=buffer_tensor(dtype, b.shape), CTensor=None,
-        OutputTensor=buffer_tensor(dtype, (1, 1, m, n)), Alpha=1.0, Beta=0.0,
+        OutputTensor=buffer_tensor(dtype, (1, 1, m, n)), TransB=DML_MATRIX_TRANSFORM(int(trans_b)), Alpha=1.0, Beta=0.0,
     )  # fmt: skip
 
     def onnx_model() -> Any:
@@ -770,8 +774,8 @@ def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Worklo
 
         elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
         graph = helper.make_graph(
-            [helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
-            [helper.make_tensor_value_info("a", elem, [m, k]), helper.make_tensor_value_info("b", elem, [k, n])],
+            [helper.make_node("Gemm", ["a", "b"], ["y"], transB=1) if trans_b else helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
+            [helper.make_tensor_value_info("a", elem, [m, k]), helper.make_tensor_value_info("b", elem, [n, k] if trans_b else [k, n])],
             [helper.make_tensor_value_info("y", elem, [m, n])],
         )  # fmt: skip
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
@@ -779,11 +783,12 @@ def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Worklo
     def torch_fn(t: dict[str, Any]) -> Any:
         import torch  # noqa: PLC0415
 
-        return torch.matmul(t["ATensor"], t["BTensor"])
+        return torch.nn.functional.linear(t["ATensor"], t["BTensor"][0, 0]) if trans_b else torch.matmul(t["ATensor"], t["BTensor"])
 
     itemsize = np.dtype(dtype).itemsize
+    operands = f"{n}x{k} TransB" if trans_b else f"{k}x{n}"
     return Workload(
-        f"gemm {m}x{k} by {k}x{n} {'fp16' if dtype == np.float16 else 'fp32'}", desc, {"ATensor": a, "BTensor": b},
+        f"gemm {m}x{k} by {operands} {'fp16' if dtype == np.float16 else 'fp32'}", desc, {"ATensor": a, "BTensor": b},
         onnx_model, lambda i: {"a": i["ATensor"][0, 0], "b": i["BTensor"][0, 0]}, torch_fn,
         bytes_moved=(m * k + k * n + m * n) * itemsize, tolerance=1e-3, flops=2 * m * n * k,
         peer_output=lambda y: y.reshape(1, 1, m, n),
@@ -791,8 +796,9 @@ def _gemm_workload(m: int, k: int, n: int, *, dtype: Any = np.float32) -> Worklo
 
 
 def gemm_workloads() -> list[Workload]:
-    """A classifier head (one row by a 2048x1000 weight: a matrix-vector product, memory-bound) and a transformer MLP block."""
-    return [_gemm_workload(1, 2048, 1000), _gemm_workload(256, 768, 3072)]
+    """A classifier head (one row by a 2048x1000 weight: a matrix-vector product, memory-bound), the same head as PyTorch
+    exports it (the weight stored 1000x2048, TransB), and a transformer MLP block."""
+    return [_gemm_workload(1, 2048, 1000), _gemm_workload(1, 2048, 1000, trans_b=True), _gemm_workload(256, 768, 3072)]
 
 
 def _concat_workload(parts: int, shape: tuple[int, int, int, int]) -> Workload:

@@ -324,7 +324,9 @@ def test_native_matches_numpy_on_random_cases(numpy_device: dmlpy.Device, seed: 
 # Each path of the C kernel (docs/deviations.md, GEMM: the answer depends on neither the thread count nor the strides)
 _PATH_CASES = [
     pytest.param(1, 2048, 1000, id="one row: B read once row after row, 13 K blocks"),
+    pytest.param(2, 37, 21, id="two rows: K of 37 ends inside the third 16-step, 21 columns end inside the second 16"),
     pytest.param(3, 500, 200, id="three rows: B read row after row, a partial last K block"),
+    pytest.param(4, 165, 17, id="four rows: a K block of 5 steps after the first 160, one column in the last 16"),
     pytest.param(12, 300, 200, id="twelve rows: B read in place by the tile kernels"),
     pytest.param(130, 300, 700, id="packed B panels, partial tiles at both edges"),
     pytest.param(256, 200, 2112, id="several pack groups streamed and packed by their first M block, the 2 MB output stored around the caches"),
@@ -332,17 +334,20 @@ _PATH_CASES = [
 
 
 @pytest.mark.parametrize(("m", "k", "n"), _PATH_CASES)
-def test_the_thread_count_and_the_b_layout_do_not_change_a_byte(m: int, k: int, n: int, rng: np.random.Generator) -> None:
-    a, b = rng.standard_normal((1, 1, m, k)).astype(np.float32), rng.standard_normal((1, 1, k, n)).astype(np.float32)
-    desc = gemm_desc(a.shape, b.shape, (1, 1, m, n))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+def test_the_thread_count_and_the_b_layout_do_not_change_a_byte(m: int, k: int, n: int, dtype: Any, rng: np.random.Generator) -> None:
+    a, b = rng.uniform(-1, 1, (1, 1, m, k)).astype(dtype), rng.uniform(-1, 1, (1, 1, k, n)).astype(dtype)
+    desc = gemm_desc(a.shape, b.shape, (1, 1, m, n), dtype=dtype)
     one, two = run(native_device(threads=1), desc, a, b), run(native_device(threads=2), desc, a, b)
     assert one.tobytes() == two.tobytes()
-    # B stored transposed (TransB): its columns strided, so the rows go through the packing tile kernels
+    # B stored transposed (TransB, a fully connected layer's weight): its columns strided, read 16 rows at a time and
+    # transposed in registers, by the tile kernels' packing or, for up to 4 rows of A, straight into the sums
     stored = np.ascontiguousarray(np.swapaxes(b, -1, -2))
-    transposed = run(native_device(threads=1), gemm_desc(a.shape, stored.shape, (1, 1, m, n), trans_b=True), a, stored)
-    assert transposed.tobytes() == one.tobytes()
+    transposed = [run(native_device(threads=t), gemm_desc(a.shape, stored.shape, (1, 1, m, n), dtype=dtype, trans_b=True), a, stored) for t in (1, 2)]
+    assert all(t.tobytes() == one.tobytes() for t in transposed)
     expected = a[0, 0].astype(np.float64) @ b[0, 0].astype(np.float64)
-    np.testing.assert_allclose(one[0, 0], expected, rtol=1e-5, atol=2e-6 * k)
+    tolerance = {"rtol": 2e-3, "atol": 1e-3 * np.sqrt(k)} if dtype == np.float16 else {"rtol": 1e-5, "atol": 2e-6 * k}
+    np.testing.assert_allclose(one[0, 0].astype(np.float64), expected, **tolerance)
 
 
 _SPLIT_CASES = [
