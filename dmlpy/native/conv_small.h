@@ -88,7 +88,7 @@ typedef struct conv_small {
     int32_t* tapoff;    /* [kvol][Ppad]: input spatial offset of tap t at position p, -1: padding */
     uint64_t* yoff;     /* [P] output spatial offset */
     int dense_out;      /* yoff[p] == p */
-    int x_rows;         /* one tap, tapoff[p] == p: a B row is the input channel's plane, copied as it is */
+    int64_t* tapshift;  /* [kvol]: tapoff[t][p] == p + tapshift[t] wherever it is not padding, or SM_NOT_A_SHIFT */
     int direct_out;     /* broadcast form, one K block, dense float32 output rows, no activation, P - ntail a
                          * multiple of 16: the kernels store the outputs, the epilogue only the tail positions */
     uint64_t rows;      /* output channels per item (multiple of mr) */
@@ -101,6 +101,8 @@ typedef struct conv_small {
     uint64_t compute_items, fill_items;
     uint8_t* nonfinite; /* per worker: a sum was an infinity or NaN */
 } conv_small;
+
+#define SM_NOT_A_SHIFT INT64_MIN
 
 /* ---- kernels --------------------------------------------------------------------------------------- */
 
@@ -170,6 +172,10 @@ typedef struct conv_small {
             _mm512_store_ps(C + m * ldc + 16 * v, c[m][v]);                                                       \
     }
 SM_BCAST(6, 4)
+SM_BCAST(4, 4)
+SM_BCAST(4, 3)
+SM_BCAST(4, 2)
+SM_BCAST(4, 1)
 SM_BCAST(6, 3)
 SM_BCAST(6, 2)
 SM_BCAST(6, 1)
@@ -189,6 +195,7 @@ typedef void (*sm_bcast_fn)(uint64_t, const float*, uint64_t, const float*, uint
 
 static sm_bcast_fn sm_bcast_pick(unsigned mr, unsigned nv) {
     if (mr == 1) return nv == 4 ? sm_bcast_1_4 : nv == 3 ? sm_bcast_1_3 : nv == 2 ? sm_bcast_1_2 : sm_bcast_1_1;
+    if (mr == 4) return nv == 4 ? sm_bcast_4_4 : nv == 3 ? sm_bcast_4_3 : nv == 2 ? sm_bcast_4_2 : sm_bcast_4_1;
     if (mr == 6) return nv == 4 ? sm_bcast_6_4 : nv == 3 ? sm_bcast_6_3 : nv == 2 ? sm_bcast_6_2 : sm_bcast_6_1;
     if (mr == 8) return nv == 3 ? sm_bcast_8_3 : nv == 2 ? sm_bcast_8_2 : sm_bcast_8_1;
     if (mr == 12) return nv == 2 ? sm_bcast_12_2 : sm_bcast_12_1;
@@ -312,12 +319,17 @@ static void sm_pack_b(const conv_small* s, uint64_t n, uint64_t g, uint64_t k0, 
         sm_kk(s, kk, &ic, &t);
         to = s->tapoff + t * s->Ppad;
         cbase = n * p->xs_n + (g * p->Cin_g + ic) * p->xs_c;
-        if (!s->dot && !p->half && s->x_rows) {
-            const float* xc = (const float*)p->x + cbase;
+        if (!s->dot && !p->half && s->tapshift[t] != SM_NOT_A_SHIFT) {
+            /* the tap reads the input at a constant shift from the position (stride 1 with the input's own width, or
+             * a 1x1 filter): masked loads, lanes off the input neither read nor faulting. The address is formed in
+             * integer arithmetic: q + shift may be before the channel's first element. */
+            const uintptr_t xc = (uintptr_t)((const float*)p->x + cbase);
+            const int64_t shift = s->tapshift[t];
             float* dst = Bng + kk * s->ldb;
             for (q = 0; q < s->Ppad; q += 16) {
-                const __mmask16 mk = mask_n(q < s->P ? s->P - q : 0);
-                _mm512_store_ps(dst + q, _mm512_maskz_loadu_ps(mk, xc + q));
+                const __mmask16 mk = _mm512_cmpge_epi32_mask(_mm512_loadu_si512((const void*)(to + q)), _mm512_setzero_si512());
+                const float* at = (const float*)(xc + (uintptr_t)(((int64_t)q + shift) * (int64_t)sizeof(float)));
+                _mm512_store_ps(dst + q, _mm512_maskz_loadu_ps(mk, at));
             }
         } else if (!s->dot && !p->half) {
             const float* xc = (const float*)p->x + cbase;
@@ -620,6 +632,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
 
     /* position tables */
     tab_bytes = (s.kvol * s.Ppad * sizeof(int32_t) + 63) & ~(uint64_t)63;
+    tab_bytes += (s.kvol * sizeof(int64_t) + 63) & ~(uint64_t)63; /* tapshift */
     yoff_bytes = (s.P * sizeof(uint64_t) + 63) & ~(uint64_t)63;
     limit = threadCount ? threadCount : dmlpy_online_cpus();
     if (limit > 256) limit = 256;
@@ -632,6 +645,9 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
          * column group (1024 output channels, 12 vectors: 4 rows at a quarter of the speed otherwise) */
         if (s.nv == 4 && nvec % 3 == 0 && p->Cout_g % 6 != 0 && p->Cout_g % 8 == 0) s.nv = 3;
         s.mr = s.nv == 4 ? 6u : s.nv == 3 ? 8u : s.nv == 2 ? 12u : 16u;
+        /* 4 x 4 vectors (still two multiply-adds per load) where 6 rows would leave a tail for the 1-row kernel
+         * and 4 do not (64 output channels at 8x8: 4 rows at 60% of the speed took a tenth of the time) */
+        if (s.mr == 6 && p->Cout_g % 6 != 0 && p->Cout_g % 4 == 0) s.mr = 4;
         s.kc = CONV_SMALL_B_BYTES / (s.Ppad * sizeof(float));
         if (s.kc < 64) s.kc = 64;
         if (s.kc > CONV_SMALL_KC) s.kc = CONV_SMALL_KC;
@@ -679,6 +695,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     s.C = (float*)cur;
     cur += (s.c_floats * sizeof(float) * limit + 63) & ~(uint64_t)63;
     s.tapoff = (int32_t*)cur;
+    s.tapshift = (int64_t*)(cur + ((s.kvol * s.Ppad * sizeof(int32_t) + 63) & ~(uint64_t)63));
     cur += tab_bytes;
     s.yoff = (uint64_t*)cur;
     cur += yoff_bytes;
@@ -718,14 +735,18 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
             }
         }
         for (; q < s.Ppad; ++q) to[q] = -1;
+        s.tapshift[t] = SM_NOT_A_SHIFT;
+        for (q = 0; q < s.P; ++q) { /* the first real input the tap reads sets the shift; every other must keep it */
+            if (to[q] < 0) continue;
+            if (s.tapshift[t] == SM_NOT_A_SHIFT) s.tapshift[t] = (int64_t)to[q] - (int64_t)q;
+            if ((int64_t)to[q] - (int64_t)q != s.tapshift[t]) break;
+        }
+        if (q < s.P) s.tapshift[t] = SM_NOT_A_SHIFT;
+        else if (s.tapshift[t] == SM_NOT_A_SHIFT) s.tapshift[t] = 0; /* all padding: every lane masked */
     }
     s.direct_out = !s.dot && s.K <= s.kc && s.dense_out && !p->half &&
                    (p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY) && (s.P - s.ntail) % 16 == 0 &&
                    s.mr <= 16;
-    s.x_rows = s.kvol == 1;
-    for (q = 0; q < s.P && s.x_rows; ++q) {
-        if (s.tapoff[q] != (int32_t)q) s.x_rows = 0;
-    }
 
     work = macs / 4.0 > 1.8e19 ? UINT64_MAX : (uint64_t)(macs / 4.0);
     {

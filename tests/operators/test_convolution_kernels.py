@@ -1272,6 +1272,12 @@ SMALL_OUTPUT_CASES = {
     ),
     "3-D, 2x2x2 outputs": small_case((1, 16, 2, 2, 2), (24, 16, 3, 3, 3), seed=38),
     "K blocks: 2304 channel-taps x 64 positions (B larger than one block)": small_case((1, 256, 8, 8), (24, 256, 3, 3), seed=39),
+    "ResNet's 8x8 stage, 64 -> 64 channels, bias: 4-row tiles, every tap a shifted masked load of the plane": small_case(
+        (1, 64, 8, 8), (64, 64, 3, 3), bias=True, seed=42,
+    ),
+    "a 3x3 filter over a 2-row input, stride 1: the first and last filter rows read padding only": small_case(
+        (1, 32, 2, 11), (20, 32, 3, 3), seed=43,
+    ),
 }
 
 
