@@ -334,39 +334,51 @@ static inline float mp_hchain(const mp_plan* p, const float* src, uint64_t ow) {
 }
 
 #if defined(__AVX512F__)
-/* src[e .. e + 16) with NaN in the lanes outside [0, W): a masked load, which reads none of those lanes. */
-static inline __m512 mp_load_row(const float* src, int64_t e, int64_t W) {
+/* src[e .. e + 16) with -inf in the lanes outside [0, W): a masked load, which reads none of those lanes; *nan
+ * notes a NaN among the lanes read. */
+static inline __m512 mp_load_row(const float* src, int64_t e, int64_t W, __mmask16* nan) {
     const float* at = (const float*)((uintptr_t)src + (uintptr_t)(e * (int64_t)sizeof(float))); /* e may be < 0 */
     int64_t lo, hi;
-    if (e >= 0 && e + 16 <= W) return _mm512_loadu_ps(at);
-    lo = e < 0 ? -e : 0;
-    hi = W - e < 16 ? W - e : 16;
-    return _mm512_mask_loadu_ps(_mm512_set1_ps(NAN), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, at);
+    __m512 v;
+    if (e >= 0 && e + 16 <= W) {
+        v = _mm512_loadu_ps(at);
+    } else {
+        lo = e < 0 ? -e : 0;
+        hi = W - e < 16 ? W - e : 16;
+        v = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, at);
+    }
+    *nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return v;
 }
 
-/* The maxps chains of stride 1 or 2 for every output column in vectors, the edges too (a row of 16 outputs
- * has no interior run of 16), NaN for the taps off the row; mp_hrow then computes the edge columns again from
- * their valid taps. */
+/* Every output column of a row of stride 1 or 2 in vectors, the edges too (a row of 16 outputs has no interior
+ * run of 16): the taps off the row read -inf, which a maxps chain passes over exactly as the first-maximum rule
+ * skips them (any real value, -inf included, keeps or takes the place it would have; a window of padding alone is
+ * -inf). Only a NaN could make the chain differ, so a row holding one is computed again tap by tap. */
 static void mp_hrow_masked(const mp_plan* p, const float* src, float* h) {
     const int64_t OW = (int64_t)p->out[2], K = (int64_t)p->win[2], W = (int64_t)p->in[2], pad = (int64_t)p->pad[2];
+    __mmask16 nan = 0;
     int64_t ow, k;
     if (p->str[2] == 2) {
         for (ow = 0; ow < OW; ow += 16) {
             const int64_t e = 2 * ow - pad; /* tap k of column ow + j is element e + 2 j + k */
-            __m512 acc = MP_VEVEN(mp_load_row(src, e, W), mp_load_row(src, e + 16, W));
+            __m512 acc = MP_VEVEN(mp_load_row(src, e, W, &nan), mp_load_row(src, e + 16, W, &nan));
             for (k = 1; k < K; ++k) {
                 const int64_t f = e + (k & ~(int64_t)1);
-                const __m512 lo = mp_load_row(src, f, W), hi = mp_load_row(src, f + 16, W);
+                const __m512 lo = mp_load_row(src, f, W, &nan), hi = mp_load_row(src, f + 16, W, &nan);
                 acc = MP_VMAX((k & 1) ? MP_VODD(lo, hi) : MP_VEVEN(lo, hi), acc);
             }
             MP_VSTORE(h + ow, acc);
         }
     } else {
         for (ow = 0; ow < OW; ow += 16) {
-            __m512 acc = mp_load_row(src, ow - pad, W);
-            for (k = 1; k < K; ++k) acc = MP_VMAX(mp_load_row(src, ow - pad + k, W), acc);
+            __m512 acc = mp_load_row(src, ow - pad, W, &nan);
+            for (k = 1; k < K; ++k) acc = MP_VMAX(mp_load_row(src, ow - pad + k, W, &nan), acc);
             MP_VSTORE(h + ow, acc);
         }
+    }
+    if (nan) {
+        for (ow = 0; ow < OW; ++ow) h[ow] = mp_hexact(p, src, (uint64_t)ow);
     }
 }
 #endif
@@ -379,8 +391,7 @@ static void mp_hrow(const mp_plan* p, const float* src, float* h) {
 #if defined(__AVX512F__)
     if (p->dil[2] == 1 && (s == 1 || s == 2) && p->ow_b - p->ow_a < 32) { /* wider rows: the interior loop below */
         mp_hrow_masked(p, src, h);
-        for (ow = 0; ow < p->ow_a; ++ow) h[ow] = mp_hchain(p, src, ow); /* the edges from their valid taps alone */
-        ow = p->ow_b; /* the loop after the interior's takes the right edge */
+        return;
     }
 #endif
     for (; ow < p->ow_a; ++ow) h[ow] = mp_hchain(p, src, ow);
@@ -433,6 +444,16 @@ static void mp_plane_values(const mp_plan* p, uint64_t n, uint64_t c, unsigned w
             for (ow = 0; ow < OW; ++ow) y[ow] = -INFINITY;
             continue;
         }
+#if defined(__AVX512F__)
+        /* in registers, 16 columns at a time: y is stored once and not read back (h's rows are MP_PAD16 long) */
+        for (ow = 0; ow < OW; ow += 16) {
+            const __mmask16 mk = OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1u);
+            __m512 acc = _mm512_load_ps(hp + (oh * p->str[1] + k0 * p->dil[1] - p->pad[1]) * hs + ow);
+            for (k = k0 + 1; k < k1; ++k) acc = MP_VMAX(_mm512_load_ps(hp + (oh * p->str[1] + k * p->dil[1] - p->pad[1]) * hs + ow), acc);
+            nan |= _mm512_mask_cmp_ps_mask(mk, acc, acc, _CMP_UNORD_Q) != 0;
+            _mm512_mask_storeu_ps(y + ow, mk, acc);
+        }
+#else
         {
             const float* first = hp + (oh * p->str[1] + k0 * p->dil[1] - p->pad[1]) * hs;
             for (ow = 0; ow < OW; ++ow) y[ow] = first[ow];
@@ -442,6 +463,7 @@ static void mp_plane_values(const mp_plan* p, uint64_t n, uint64_t c, unsigned w
             for (ow = 0; ow < OW; ++ow) y[ow] = r[ow] > y[ow] ? r[ow] : y[ow]; /* maxps(r, y) */
         }
         for (ow = 0; ow < OW; ++ow) nan |= y[ow] != y[ow];
+#endif
         if (nan) {
             for (ow = 0; ow < OW; ++ow) {
                 if (y[ow] != y[ow]) {
