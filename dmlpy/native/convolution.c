@@ -51,6 +51,10 @@
  *   stages), up to 32 items are packed before any of them is computed, and rows of at most 16 outputs with
  *   one phase per dim are computed several grid rows per vector (dw_plane_flat).
  *
+ *   Small planes (at most 64 outputs, FORWARD float32, one channel per group) go instead to run_dw_lanes: 16
+ *   channels in the lanes, gathered and scattered, each output the sum of its valid taps (MobileNet's 2x2 .. 8x8
+ *   stages: 336 channels of 2x2 in 4 us instead of 19).
+ *
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
  *
@@ -1691,6 +1695,149 @@ static int32_t check_fields(const DML_CONVOLUTION_OPERATOR_DESC* d) {
 
 /* The depthwise path (after plan_geometry). Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the
  * problem is not for it. */
+/* Depthwise on small planes, channels in the lanes (AVX-512, FORWARD, float32, one input and one output channel
+ * per group, no OutputPadding, at most DW_LANES_MAX_OUT outputs per plane): the row-vector loops spend most of
+ * their time per plane on a 2x2 .. 8x8 plane (MobileNet's late stages: 336 channels of 2x2 took 58 ns each).
+ * Item (n, run of 16 channels): the 16 planes' inputs are gathered into [position][channel] vectors and the
+ * weights into [tap][channel] vectors; each output position sums its valid taps (those on the input; padding taps
+ * are skipped, as the direct sum skips them) in (kd, kh, kw) order from 0 by fused multiply-adds, adds the bias,
+ * applies the activation and is scattered to its 16 channels. Lanes past the last channel are masked: nothing is
+ * read or written for them. Every index is an element offset of the bound tensors, checked to fit int32. */
+#ifndef DW_LANES_MAX_OUT
+#define DW_LANES_MAX_OUT 64 /* output positions per plane (16x16 planes took 2.5x longer this way than by the row loops) */
+#endif
+#ifndef DW_LANES_MAX_IN
+#define DW_LANES_MAX_IN 256 /* input positions per plane */
+#endif
+#define DW_LANES_MAX_TAPS 64
+
+typedef struct dw_lanes {
+    const conv_plan* p;
+    uint64_t S, OS, kvol, nblocks;   /* input and output positions per plane, taps, 16-channel blocks per image */
+    int32_t xoff[DW_LANES_MAX_IN];   /* input position s: element offset in the plane */
+    int32_t yoff[DW_LANES_MAX_OUT];  /* output position */
+    int32_t woff[DW_LANES_MAX_TAPS]; /* tap t (Mode's flip applied): element offset in the channel's filter */
+    uint16_t first[DW_LANES_MAX_OUT + 1]; /* output o's valid taps: pairs[first[o] .. first[o + 1]) */
+    uint16_t pair_t[DW_LANES_MAX_OUT * DW_LANES_MAX_TAPS], pair_s[DW_LANES_MAX_OUT * DW_LANES_MAX_TAPS];
+} dw_lanes;
+
+#if defined(CONV_AVX512)
+static void dw_lanes_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const dw_lanes* L = (const dw_lanes*)vp;
+    const conv_plan* p = L->p;
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i xl = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int32_t)p->xs_c));
+    const __m512i wl = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int32_t)p->ws_0));
+    const __m512i yl = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int32_t)p->ys_c));
+    __m512 xin[DW_LANES_MAX_IN], wv[DW_LANES_MAX_TAPS];
+    uint64_t item, s, t, o;
+    (void)worker;
+    for (item = begin; item < end; ++item) {
+        const uint64_t n = item / L->nblocks, c0 = item % L->nblocks * 16;
+        const __mmask16 mk = p->Cout - c0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (p->Cout - c0)) - 1u);
+        const float* xb = (const float*)p->x + n * p->xs_n + c0 * p->xs_c;
+        const float* wb = (const float*)p->w + c0 * p->ws_0;
+        float* yb = (float*)p->y + n * p->ys_n + c0 * p->ys_c;
+        __m512 bias = _mm512_setzero_ps();
+        if (p->b) bias = _mm512_mask_i32gather_ps(bias, mk, _mm512_mullo_epi32(lane, _mm512_set1_epi32((int32_t)p->bs_c)), (const float*)p->b + c0 * p->bs_c, 4);
+        for (s = 0; s < L->S; ++s) xin[s] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, _mm512_add_epi32(xl, _mm512_set1_epi32(L->xoff[s])), xb, 4);
+        for (t = 0; t < L->kvol; ++t) wv[t] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, _mm512_add_epi32(wl, _mm512_set1_epi32(L->woff[t])), wb, 4);
+        for (o = 0; o < L->OS; ++o) {
+            __m512 acc = _mm512_setzero_ps();
+            unsigned j;
+            for (j = L->first[o]; j < L->first[o + 1]; ++j) acc = _mm512_fmadd_ps(xin[L->pair_s[j]], wv[L->pair_t[j]], acc);
+            _mm512_mask_i32scatter_ps(yb, mk, _mm512_add_epi32(yl, _mm512_set1_epi32(L->yoff[o])), finish_vec(&p->act, acc, bias), 4);
+        }
+    }
+}
+#endif
+
+/* DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not one for this path. */
+static int32_t run_dw_lanes(conv_plan* p, uint64_t work, UINT threadCount) {
+#if defined(CONV_AVX512)
+    const conv_dim* D = &p->dim[0];
+    const conv_dim* H = &p->dim[1];
+    const conv_dim* W = &p->dim[2];
+    dw_lanes* L;
+    uint64_t od, oh, ow, kd, kh, kw, items, o = 0, npairs = 0, i;
+    unsigned threads;
+    int d;
+    if (p->half || p->backward || p->Cin_g != 1 || p->Cout_g != 1) return -1;
+    for (d = 0; d < 3; ++d) {
+        if (p->dim[d].outc != p->dim[d].out) return -1;
+    }
+    if (D->in * H->in * W->in > DW_LANES_MAX_IN || D->out * H->out * W->out > DW_LANES_MAX_OUT ||
+        D->k * H->k * W->k > DW_LANES_MAX_TAPS) {
+        return -1;
+    }
+    /* int32 lane offsets: 15 strides of a channel plus the largest in-plane offset */
+    {
+        const uint64_t lim = ((uint64_t)1 << 31) - 1;
+        uint64_t xmax = 15 * p->xs_c, wmax = 15 * p->ws_0, ymax = 15 * p->ys_c, bmax = 15 * p->bs_c;
+        for (d = 0; d < 3; ++d) {
+            xmax += (p->dim[d].in - 1) * p->xs[d];
+            wmax += (p->dim[d].k - 1) * p->ws[d];
+            ymax += (p->dim[d].out - 1) * p->ys[d];
+        }
+        if (xmax > lim || wmax > lim || ymax > lim || bmax > lim) return -1;
+    }
+    L = (dw_lanes*)malloc(sizeof *L);
+    if (L == NULL) return DMLPY_E_OUT_OF_MEMORY;
+    L->p = p;
+    L->S = D->in * H->in * W->in;
+    L->OS = D->out * H->out * W->out;
+    L->kvol = D->k * H->k * W->k;
+    L->nblocks = (p->Cout + 15) / 16;
+    i = 0;
+    for (od = 0; od < D->in; ++od)
+        for (oh = 0; oh < H->in; ++oh)
+            for (ow = 0; ow < W->in; ++ow) L->xoff[i++] = (int32_t)(od * p->xs[0] + oh * p->xs[1] + ow * p->xs[2]);
+    i = 0;
+    for (kd = 0; kd < D->k; ++kd)
+        for (kh = 0; kh < H->k; ++kh)
+            for (kw = 0; kw < W->k; ++kw, ++i) {
+                const uint64_t fd = p->flip ? D->k - 1 - kd : kd, fh = p->flip ? H->k - 1 - kh : kh, fw = p->flip ? W->k - 1 - kw : kw;
+                L->woff[i] = (int32_t)(fd * p->ws[0] + fh * p->ws[1] + fw * p->ws[2]);
+            }
+    for (od = 0; od < D->out; ++od)
+        for (oh = 0; oh < H->out; ++oh)
+            for (ow = 0; ow < W->out; ++ow, ++o) {
+                const uint64_t oo[3] = {od, oh, ow};
+                L->yoff[o] = (int32_t)(od * p->ys[0] + oh * p->ys[1] + ow * p->ys[2]);
+                L->first[o] = (uint16_t)npairs;
+                i = 0;
+                for (kd = 0; kd < D->k; ++kd)
+                    for (kh = 0; kh < H->k; ++kh)
+                        for (kw = 0; kw < W->k; ++kw, ++i) {
+                            const uint64_t kk[3] = {kd, kh, kw};
+                            uint64_t pos[3];
+                            int ok = 1;
+                            for (d = 0; d < 3 && ok; ++d) { /* input position o*s + k*d - sp, on the input */
+                                const conv_dim* dm = &p->dim[d];
+                                const uint64_t a = oo[d] * dm->s + kk[d] * dm->d; /* all < 2^32: no overflow */
+                                ok = a >= dm->sp && a - dm->sp < dm->in;
+                                pos[d] = ok ? a - dm->sp : 0;
+                            }
+                            if (!ok) continue;
+                            L->pair_t[npairs] = (uint16_t)i;
+                            L->pair_s[npairs] = (uint16_t)((pos[0] * H->in + pos[1]) * W->in + pos[2]);
+                            ++npairs;
+                        }
+            }
+    L->first[L->OS] = (uint16_t)npairs;
+    items = p->N * L->nblocks;
+    threads = dmlpy_choose_threads(work, items, threadCount);
+    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, dw_lanes_run, L);
+    free(L);
+    return DMLPY_OK;
+#else
+    (void)p;
+    (void)work;
+    (void)threadCount;
+    return -1;
+#endif
+}
+
 static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT threadCount) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
@@ -1901,7 +2048,9 @@ static int32_t run_fast(conv_plan* p, double macs, uint64_t outputs, UINT thread
 
     if (!plan_geometry(p)) return -1;
     if (p->Cin_g == 1 && p->Cout_g <= 4) {
-        int32_t st = run_depthwise(p, work, outputs, threadCount);
+        int32_t st = run_dw_lanes(p, work, threadCount);
+        if (st >= 0) return st;
+        st = run_depthwise(p, work, outputs, threadCount);
         if (st >= 0) return st;
     }
     limit = threadCount ? threadCount : dmlpy_online_cpus();

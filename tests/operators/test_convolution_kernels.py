@@ -1459,7 +1459,12 @@ MANY_SMALL_CHANNEL_CASES = {
     "1-D, 50 channels of 6": depthwise_case(50, (6,), 3, seed=46),
     "3-D, 33 channels of 3x3x3": depthwise_case(33, (3, 3, 3), 3, bias=True, seed=47),
     "2 output channels per group, 24 groups of 4x4": small_case((1, 24, 4, 4), (48, 1, 3, 3), groups=24, seed=48),
-    "17-wide rows (the row path), 20 channels": depthwise_case(20, (3, 17), 3, seed=49),
+    "17-wide rows (the row path: 85 outputs a plane, more than the channels-as-lanes path takes), 20 channels": depthwise_case(
+        20, (5, 17), 3, seed=49,
+    ),
+    "channels as lanes: 21 channels of 3x3 (a block of 16 and one of 5), stride 2, CONVOLUTION mode, bias, relu": depthwise_case(
+        21, (3, 3), 3, strides=(2, 2), mode=int(CONVOLUTION), bias=True, activation=Activation("RELU"), seed=50,
+    ),
 }
 
 
