@@ -580,7 +580,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
     conv_small s;
-    uint64_t t, q, od, oh, ow, bytes, w_floats, tab_bytes, yoff_bytes, work;
+    uint64_t t, q, od, oh, ow, bytes, w_floats, tapoff_bytes, tab_bytes, yoff_bytes, work;
     unsigned threads, limit, i;
     char* block;
     char* cur;
@@ -631,8 +631,8 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     w_floats = s.w ? 0 : p->Cout * s.K;
 
     /* position tables */
-    tab_bytes = (s.kvol * s.Ppad * sizeof(int32_t) + 63) & ~(uint64_t)63;
-    tab_bytes += (s.kvol * sizeof(int64_t) + 63) & ~(uint64_t)63; /* tapshift */
+    tapoff_bytes = (s.kvol * s.Ppad * sizeof(int32_t) + 63) & ~(uint64_t)63;
+    tab_bytes = tapoff_bytes + ((s.kvol * sizeof(int64_t) + 63) & ~(uint64_t)63); /* tapoff | tapshift */
     yoff_bytes = (s.P * sizeof(uint64_t) + 63) & ~(uint64_t)63;
     limit = threadCount ? threadCount : dmlpy_online_cpus();
     if (limit > 256) limit = 256;
@@ -695,7 +695,7 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
     s.C = (float*)cur;
     cur += (s.c_floats * sizeof(float) * limit + 63) & ~(uint64_t)63;
     s.tapoff = (int32_t*)cur;
-    s.tapshift = (int64_t*)(cur + ((s.kvol * s.Ppad * sizeof(int32_t) + 63) & ~(uint64_t)63));
+    s.tapshift = (int64_t*)(cur + tapoff_bytes);
     cur += tab_bytes;
     s.yoff = (uint64_t*)cur;
     cur += yoff_bytes;

@@ -1693,8 +1693,6 @@ static int32_t check_fields(const DML_CONVOLUTION_OPERATOR_DESC* d) {
     return DMLPY_OK;
 }
 
-/* The depthwise path (after plan_geometry). Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the
- * problem is not for it. */
 /* Depthwise on small planes, channels in the lanes (AVX-512, FORWARD, float32, one input and one output channel
  * per group, no OutputPadding, at most DW_LANES_MAX_OUT outputs per plane): the row-vector loops spend most of
  * their time per plane on a 2x2 .. 8x8 plane (MobileNet's late stages: 336 channels of 2x2 took 58 ns each).
@@ -1734,7 +1732,7 @@ static void dw_lanes_run(void* vp, uint64_t begin, uint64_t end, unsigned worker
     (void)worker;
     for (item = begin; item < end; ++item) {
         const uint64_t n = item / L->nblocks, c0 = item % L->nblocks * 16;
-        const __mmask16 mk = p->Cout - c0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (p->Cout - c0)) - 1u);
+        const __mmask16 mk = mask_n(p->Cout - c0);
         const float* xb = (const float*)p->x + n * p->xs_n + c0 * p->xs_c;
         const float* wb = (const float*)p->w + c0 * p->ws_0;
         float* yb = (float*)p->y + n * p->ys_n + c0 * p->ys_c;
@@ -1838,6 +1836,8 @@ static int32_t run_dw_lanes(conv_plan* p, uint64_t work, UINT threadCount) {
 #endif
 }
 
+/* The depthwise path (after plan_geometry). Returns DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the
+ * problem is not for it. */
 static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT threadCount) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];

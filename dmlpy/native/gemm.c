@@ -932,9 +932,8 @@ CONV_INLINE void rows_t_item(const gemm_plan* p, uint64_t b, uint64_t n0, unsign
             gemm_bt_load16(p, si, valid, k, mask_n(steps), r);
             gemm_transpose16(r);
             for (m = 0; m < M; ++m) {
-                const char* arow = p->a + (ao + m * p->as_m + k * p->as_k) * (p->half ? 2 : 4);
                 for (t = 0; t < steps; ++t) {
-                    const float av = p->half ? dmlpy_h2f(((const uint16_t*)(const void*)arow)[t * p->as_k]) : ((const float*)(const void*)arow)[t * p->as_k];
+                    const float av = load_elem(p->half, p->a, ao + m * p->as_m + (k + t) * p->as_k);
                     sum[m] = _mm512_fmadd_ps(_mm512_set1_ps(av), r[t], sum[m]);
                 }
             }
