@@ -984,6 +984,26 @@ def test_winograd_results_do_not_depend_on_the_thread_count(rng: np.random.Gener
     np.testing.assert_array_equal(one, two)
 
 
+@pytest.mark.parametrize(
+    ("x_sizes", "w_sizes", "groups"),
+    [((1, 64, 16, 16), (64, 64, 3, 3), 1), ((1, 74, 17, 15), (82, 37, 3, 3), 2)],
+    ids=["one-item-four-channel-runs", "two-groups-uneven-runs-partial-tiles-and-panel"],
+)
+def test_winograd_small_planes_split_by_channels_give_the_one_thread_bits(rng: np.random.Generator, x_sizes: tuple[int, ...], w_sizes: tuple[int, ...], groups: int) -> None:
+    """Fewer Winograd items than twice the threads (a 16x16 plane is one item) share each item's V and M: two threads
+    split its input channels, then its output panels (37 input channels in runs of 18 and 19, 41 output channels in
+    6 panels of 8, the last partial). Each output is still summed once, in the same order: the one-thread bits."""
+    x = rng.uniform(-1, 1, x_sizes).astype(np.float32)
+    w = rng.uniform(-1, 1, w_sizes).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, w_sizes[0], 1, 1)).astype(np.float32)
+    out = (1, w_sizes[0], *x_sizes[2:])
+    desc = conv_desc(x.shape, w.shape, out, start=(1, 1), end=(1, 1), groups=groups, bias=True)
+    two = run_conv(desc, native_device(threads=2), x, w, b)
+    np.testing.assert_array_equal(two, run_conv(desc, native_device(threads=1), x, w, b))
+    expected = oracle_forward(x, w, (1, 1), (1, 1), (1, 1), out[2:], groups) + b.astype(np.float64)
+    np.testing.assert_allclose(two, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_winograd_error_on_64_channels_stays_far_inside_the_float32_tolerance(rng: np.random.Generator) -> None:
     """64 input channels, inputs and weights in [-1, 1] (|y| up to ~34): |error| / (1 + |y|) against float64 measured
     7e-6, as the GEMM path's; the bound is a fifth of the 1e-4 the fp32 tests allow. (F(4x4, 3x3) measured 1.2e-4
