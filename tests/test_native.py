@@ -25,6 +25,7 @@ from dmlpy import (
     DML_CONVOLUTION_OPERATOR_DESC,
     DML_DEPTH_SPACE_ORDER,
     DML_DEPTH_TO_SPACE1_OPERATOR_DESC,
+    DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
     DML_GEMM_OPERATOR_DESC,
     DML_INTERPOLATION_MODE,
     DML_RESAMPLE3_OPERATOR_DESC,
@@ -32,7 +33,8 @@ from dmlpy import (
     FusedActivation,
     buffer_tensor,
 )
-from dmlpy.backends import native
+from dmlpy.backends import BoundTensor, native
+from dmlpy.operators import spec_for_desc
 
 
 def test_native_backend_loaded_when_required() -> None:
@@ -303,3 +305,72 @@ def test_every_kernel_variant_agrees_with_the_baseline_to_rounding(case: Callabl
         np.testing.assert_allclose(results[name].astype(np.float64), baseline, rtol=tolerance, atol=tolerance, err_msg=name)
     if "avx2" in results:  # no fused multiply-adds below AVX-512 (C11 mode: -ffp-contract=off)
         assert results["avx2"].tobytes() == results["baseline"].tobytes()
+
+
+# ---------------------------------------------------------------------------------------
+# dmlpy_execute_sequence: a graph's native nodes in one call
+
+
+def _identity_runner(backend: native.NativeBackend, source: np.ndarray, target: np.ndarray, elements: int = 4) -> Any:
+    """A bound ELEMENT_WISE_IDENTITY of ``elements`` floats from ``source``'s bytes to ``target``'s (uint8 arrays)."""
+    desc = DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC(InputTensor=buffer_tensor(np.float32, (1, 1, 1, elements)), OutputTensor=buffer_tensor(np.float32, (1, 1, 1, elements)))
+    spec = spec_for_desc(desc)
+    assert spec is not None
+    prepared = backend.prepare(spec, desc)
+    return backend.bind(prepared, [BoundTensor("InputTensor", source, desc.InputTensor)], [BoundTensor("OutputTensor", target, desc.OutputTensor)])
+
+
+def test_a_sequence_runs_its_dispatches_in_order_and_stops_at_the_first_refused() -> None:
+    """Each call sees what the ones before it wrote (a -> b, then b -> c); the refused one's index comes back, and the
+    calls after it do not run."""
+    _skip_native_unless_required()
+    ffi, lib = native.library()
+    backend = native.NativeBackend(threads=1)
+    a = np.arange(4, dtype=np.float32).view(np.uint8)
+    b, c, d = (np.zeros(16, np.uint8) for _ in range(3))
+    short = np.zeros(8, np.uint8)  # half the bytes the tensor reaches: DMLPY_E_BUFFER_TOO_SMALL
+    first, second, refused, after = _identity_runner(backend, a, b), _identity_runner(backend, b, c), _identity_runner(backend, c, short), _identity_runner(backend, c, d)
+    failed = ffi.new("UINT*", 99)
+    dispatches = ffi.new("DMLPY_DISPATCH*[]", [r.dispatch for r in (first, second, refused, after)])
+    status = lib.dmlpy_execute_sequence(4, dispatches, 1, failed)
+    assert (status, failed[0]) == (lib.DMLPY_E_BUFFER_TOO_SMALL, 2)
+    np.testing.assert_array_equal(c.view(np.float32), [0, 1, 2, 3])
+    assert not short.any() and not d.any()
+
+
+def test_a_sequence_refuses_null_dispatches_and_runs_an_empty_one() -> None:
+    _skip_native_unless_required()
+    ffi, lib = native.library()
+    failed = ffi.new("UINT*", 99)
+    assert lib.dmlpy_execute_sequence(0, ffi.NULL, 1, failed) == lib.DMLPY_OK
+    assert lib.dmlpy_execute_sequence(1, ffi.NULL, 1, failed) == lib.DMLPY_E_NULL_ARGUMENT
+    assert (lib.dmlpy_execute_sequence(1, ffi.new("DMLPY_DISPATCH*[]", [ffi.NULL]), 1, failed), failed[0]) == (lib.DMLPY_E_NULL_ARGUMENT, 0)
+
+
+def test_the_backend_joins_consecutive_native_runners_and_keeps_other_steps_in_place() -> None:
+    """[native, native, Python, native, native] becomes [sequence, Python, sequence]; run in order, each copy sees the
+    previous one's output, and a refusal inside a sequence raises the refused node's NATIVE.REJECTED."""
+    _skip_native_unless_required()
+    backend = native.NativeBackend(threads=1)
+    a = np.arange(4, dtype=np.float32).view(np.uint8)
+    b, c, d, e = (np.zeros(16, np.uint8) for _ in range(4))
+    seen: list[float] = []
+
+    def python_step() -> None:
+        seen.append(float(c.view(np.float32)[3]))
+        c.view(np.float32)[:] *= 10
+
+    runners = [_identity_runner(backend, a, b), _identity_runner(backend, b, c), python_step, _identity_runner(backend, c, d), _identity_runner(backend, d, e)]
+    steps = backend.sequence(runners)
+    assert len(steps) == 3 and steps[1] is python_step
+    for step in steps:
+        step()
+    assert seen == [3.0]
+    np.testing.assert_array_equal(e.view(np.float32), [0, 10, 20, 30])
+
+    refusing = backend.sequence([_identity_runner(backend, a, b), _identity_runner(backend, b, np.zeros(8, np.uint8))])
+    assert len(refusing) == 1
+    with pytest.raises(dmlpy.DmlError) as raised:
+        refusing[0]()
+    assert [f.rule for f in raised.value.findings] == ["NATIVE.REJECTED"]
+    assert raised.value.findings[0].path == "DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC"

@@ -106,6 +106,21 @@ int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLP
     }
 }
 
+int32_t dmlpy_execute_sequence(UINT count, const DMLPY_DISPATCH* const* dispatches, UINT threadCount, UINT* failedIndex) {
+    UINT i;
+    if (count > 0 && dispatches == NULL) return DMLPY_E_NULL_ARGUMENT;
+    for (i = 0; i < count; ++i) {
+        const DMLPY_DISPATCH* d = dispatches[i];
+        const int32_t status = d == NULL ? DMLPY_E_NULL_ARGUMENT
+                                         : dmlpy_execute(d->Desc, d->InputCount, d->Inputs, d->OutputCount, d->Outputs, threadCount);
+        if (status != DMLPY_OK) {
+            if (failedIndex != NULL) *failedIndex = i;
+            return status;
+        }
+    }
+    return DMLPY_OK;
+}
+
 const char* dmlpy_status_name(int32_t status) {
     switch (status) {
     case DMLPY_OK: return "DMLPY_OK";

@@ -17,7 +17,7 @@ extern "C" {
 
 /* Bumped whenever a struct layout or a function signature in this header changes. Python compares
  * dmlpy_abi_version() with dmlpy/_version.py NATIVE_ABI_VERSION and refuses a mismatched build. */
-#define DMLPY_ABI_VERSION 2
+#define DMLPY_ABI_VERSION 3
 
 /* One bound tensor.
  * Data:        buffer base + binding offset (the address of element 0); NULL = slot not bound.
@@ -78,6 +78,22 @@ enum {
  * Returns DMLPY_OK or one of the DMLPY_E_* codes; on error nothing has been written. */
 int32_t dmlpy_execute(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_BOUND_BUFFER* inputs,
                       UINT outputCount, const DMLPY_BOUND_BUFFER* outputs, UINT threadCount);
+
+/* One call of a sequence: dmlpy_execute's arguments but the thread count. */
+typedef struct DMLPY_DISPATCH {
+    const DML_OPERATOR_DESC* Desc;
+    UINT InputCount;
+    const DMLPY_BOUND_BUFFER* Inputs;
+    UINT OutputCount;
+    const DMLPY_BOUND_BUFFER* Outputs;
+} DMLPY_DISPATCH;
+
+/* dmlpy_execute on *dispatches[0], *dispatches[1], ... *dispatches[count - 1], in that order (each sees what
+ * the ones before it wrote): a graph's operators in one call instead of one call each. Stops at the first
+ * that fails and returns its status, with its index in *failedIndex when failedIndex is not NULL; the ones
+ * before it have run. Returns DMLPY_OK when every one succeeded (count 0 included), DMLPY_E_NULL_ARGUMENT
+ * when dispatches or one of its first count pointers is NULL. */
+int32_t dmlpy_execute_sequence(UINT count, const DMLPY_DISPATCH* const* dispatches, UINT threadCount, UINT* failedIndex);
 
 /* "DMLPY_OK", "DMLPY_E_NULL_ARGUMENT", ...; "DMLPY_E_UNKNOWN" for any other value. Static storage. */
 const char* dmlpy_status_name(int32_t status);
