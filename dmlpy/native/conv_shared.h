@@ -19,8 +19,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CONV_INLINE static inline __attribute__((always_inline))
+/* a hot loop kept out of a large caller, whose register pressure would otherwise spill its accumulators */
+#define CONV_NOINLINE static __attribute__((noinline))
 #else
 #define CONV_INLINE static inline
+#define CONV_NOINLINE static
 #endif
 
 /* ---- element access ------------------------------------------------------------------------------ */

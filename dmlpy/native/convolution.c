@@ -1234,10 +1234,11 @@ CONV_INLINE void dw_accumulate(const dw_tables* t, uint32_t t0, uint32_t t1, con
     }
 
 /* One output row of the depthwise path, unit output W stride, W phases Sw = 1 or 2 (phase 1's taps in
- * to1/tw1/n1 when Sw == 2): 64 grid columns per step (8 independent FMA chains), then 16 at a time. */
-CONV_INLINE void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* base, const int64_t* to0,
-                             const float* tw0, uint32_t n0, const int64_t* to1, const float* tw1, uint32_t n1,
-                             uint64_t Sw, float bias, int plain) {
+ * to1/tw1/n1 when Sw == 2): 64 grid columns per step (8 independent FMA chains), then 32 (4), then 16 at a time.
+ * Not inlined: inside dw_run the compiler kept a chain's sum on the stack (a store and reload per tap). */
+CONV_NOINLINE void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* base, const int64_t* to0,
+                               const float* tw0, uint32_t n0, const int64_t* to1, const float* tw1, uint32_t n1,
+                               uint64_t Sw, float bias, int plain) {
     const uint64_t outc = p->dim[2].outc, cols = (outc + Sw - 1) / Sw;
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
@@ -1291,6 +1292,22 @@ CONV_INLINE void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* ba
         DW_EMIT(a2, b2, j + 32)
         DW_EMIT(a3, b3, j + 48)
     }
+    if (j + 32 <= cols) { /* two independent chains (one chain of 9 taps waits on each multiply-add's latency) */
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+        for (i = 0; i < n0; ++i) {
+            const __m512 w = _mm512_set1_ps(tw0[i]);
+            a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(base + to0[i] + j), a0);
+            a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(base + to0[i] + j + 16), a1);
+        }
+        for (i = 0; i < n1; ++i) {
+            const __m512 w = _mm512_set1_ps(tw1[i]);
+            b0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(base + to1[i] + j), b0);
+            b1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(base + to1[i] + j + 16), b1);
+        }
+        DW_EMIT(a0, b0, j)
+        DW_EMIT(a1, b1, j + 16)
+        j += 32;
+    }
     for (; j < cols; j += 16) {
         __m512 a0 = _mm512_setzero_ps(), b0 = a0;
         for (i = 0; i < n0; ++i) a0 = _mm512_fmadd_ps(_mm512_set1_ps(tw0[i]), _mm512_loadu_ps(base + to0[i] + j), a0);
@@ -1300,38 +1317,81 @@ CONV_INLINE void dw_row_fast(const conv_plan* p, uint64_t ybase, const float* ba
 #undef DW_FULL
 }
 /* Output rows of at most 16 columns, one W phase, unit output W stride: the item's grid rows th0 .. th0+nrows-1
- * (of one D position) flattened, position q = (th - th0)*Lw + tw, in steps of R = 32 / Lw whole grid rows (32
- * positions, two independent FMA chains; the Lw - outc columns between rows are computed and dropped), each
- * sum over the taps in the same order as dw_row_fast; every output row is then permuted out of the two
- * registers and stored (no round trip through memory, whose unaligned reloads would stall on the stores). */
-CONV_INLINE void dw_plane_flat(const conv_plan* p, uint64_t ybase, uint64_t ystep, const float* base, const int64_t* to,
-                               const float* tw, uint32_t ntap, uint64_t nrows, float bias, int plain) {
-    const uint64_t Lw = p->dim[2].len, R = 32 / Lw;
+ * (of one D position), each output the sum over the taps in the same order as dw_row_fast, in independent FMA
+ * chains of 16 positions (one chain of 9 taps waits on each multiply-add's latency):
+ *  - grid rows of at most 16 columns (Lw <= 16): the rows flattened, position q = (th - th0)*Lw + tw, in steps of
+ *    R = 64 / Lw whole grid rows (up to 64 positions, four chains; the Lw - outc columns between rows are computed
+ *    and dropped), every output row then permuted out of the registers and stored (no round trip through memory,
+ *    whose unaligned reloads would stall on the stores);
+ *  - longer grid rows (Lw <= 32): four rows at a time, a chain each.
+ * Whole vectors are read up to 64 floats past the positions used (run_depthwise's slack). */
+CONV_NOINLINE void dw_plane_flat(const conv_plan* p, uint64_t ybase, uint64_t ystep, const float* base, const int64_t* to,
+                                 const float* tw, uint32_t ntap, uint64_t nrows, float bias, int plain) {
+    const uint64_t Lw = p->dim[2].len, outc = p->dim[2].outc;
     const __m512 bv = _mm512_set1_ps(bias);
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __mmask16 m = mask_n(p->dim[2].outc);
-    uint64_t r0, r;
+    const __mmask16 m = mask_n(outc);
+    uint64_t r0 = 0, r;
     uint32_t i;
-    for (r0 = 0; r0 < nrows; r0 += R) {
-        const uint64_t rn = nrows - r0 < R ? nrows - r0 : R;
-        const float* b0 = base + r0 * Lw;
-        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
-        if ((rn - 1) * Lw + p->dim[2].outc > 16) {
+#define DW_FLAT_OUT(v, row) \
+    store_vec(p->half, 0, p->y, ybase + (row) * ystep, plain ? _mm512_add_ps((v), bv) : finish_vec(&p->act, (v), bv), m)
+    if (Lw > 16) {
+        for (; r0 + 4 <= nrows; r0 += 4) {
+            const float* b0 = base + r0 * Lw;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (i = 0; i < ntap; ++i) {
                 const __m512 w = _mm512_set1_ps(tw[i]);
                 const float* src = b0 + to[i];
                 a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src), a0);
-                a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 16), a1);
+                a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + Lw), a1);
+                a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 2 * Lw), a2);
+                a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 3 * Lw), a3);
+            }
+            DW_FLAT_OUT(a0, r0);
+            DW_FLAT_OUT(a1, r0 + 1);
+            DW_FLAT_OUT(a2, r0 + 2);
+            DW_FLAT_OUT(a3, r0 + 3);
+        }
+        for (; r0 < nrows; ++r0) {
+            __m512 a0 = _mm512_setzero_ps();
+            for (i = 0; i < ntap; ++i) a0 = _mm512_fmadd_ps(_mm512_set1_ps(tw[i]), _mm512_loadu_ps(base + r0 * Lw + to[i]), a0);
+            DW_FLAT_OUT(a0, r0);
+        }
+        return;
+    }
+    for (; r0 < nrows;) {
+        const uint64_t R = 64 / Lw, rn = nrows - r0 < R ? nrows - r0 : R, used = (rn - 1) * Lw + outc;
+        const float* b0 = base + r0 * Lw;
+        __m512 a[4];
+        a[0] = a[1] = a[2] = a[3] = _mm512_setzero_ps();
+        if (used > 32) {
+            for (i = 0; i < ntap; ++i) {
+                const __m512 w = _mm512_set1_ps(tw[i]);
+                const float* src = b0 + to[i];
+                a[0] = _mm512_fmadd_ps(w, _mm512_loadu_ps(src), a[0]);
+                a[1] = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 16), a[1]);
+                a[2] = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 32), a[2]);
+                a[3] = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 48), a[3]);
+            }
+        } else if (used > 16) {
+            for (i = 0; i < ntap; ++i) {
+                const __m512 w = _mm512_set1_ps(tw[i]);
+                const float* src = b0 + to[i];
+                a[0] = _mm512_fmadd_ps(w, _mm512_loadu_ps(src), a[0]);
+                a[1] = _mm512_fmadd_ps(w, _mm512_loadu_ps(src + 16), a[1]);
             }
         } else {
-            for (i = 0; i < ntap; ++i) a0 = _mm512_fmadd_ps(_mm512_set1_ps(tw[i]), _mm512_loadu_ps(b0 + to[i]), a0);
+            for (i = 0; i < ntap; ++i) a[0] = _mm512_fmadd_ps(_mm512_set1_ps(tw[i]), _mm512_loadu_ps(b0 + to[i]), a[0]);
         }
         for (r = 0; r < rn; ++r) {
-            const __m512 v = _mm512_permutex2var_ps(a0, _mm512_add_epi32(iota, _mm512_set1_epi32((int)(r * Lw))), a1);
-            store_vec(p->half, 0, p->y, ybase + (r0 + r) * ystep, plain ? _mm512_add_ps(v, bv) : finish_vec(&p->act, v, bv),
-                      m);
+            const uint64_t at = r * Lw, k = at / 16; /* the row's positions start in chain k; k + 1 < 4 when they cross */
+            const __m512i idx = _mm512_add_epi32(iota, _mm512_set1_epi32((int)(at % 16)));
+            const __m512 v = at % 16 + outc > 16 ? _mm512_permutex2var_ps(a[k], idx, a[k + 1]) : _mm512_permutexvar_ps(idx, a[k]);
+            DW_FLAT_OUT(v, r0 + r);
         }
+        r0 += rn;
     }
+#undef DW_FLAT_OUT
 }
 #endif
 

@@ -1485,6 +1485,15 @@ MANY_SMALL_CHANNEL_CASES = {
     "channels as lanes: 21 channels of 3x3 (a block of 16 and one of 5), stride 2, CONVOLUTION mode, bias, relu": depthwise_case(
         21, (3, 3), 3, strides=(2, 2), mode=int(CONVOLUTION), bias=True, activation=Activation("RELU"), seed=50,
     ),
+    "MobileNetV2's stride-2 layer, 48 channels of 32x32 to 16x16 (grid rows of 17 columns, four output rows at a time), bias, relu": depthwise_case(
+        48, (32, 32), 3, strides=(2, 2), bias=True, activation=Activation("RELU"), seed=51,
+    ),
+    "18 channels of 14x15 (grid rows of 17 columns: three groups of four output rows, then two single rows)": depthwise_case(
+        18, (14, 15), 3, seed=52,
+    ),
+    "12 channels of 5x40 (rows of 40 outputs: two vectors at once, then a masked one), bias": depthwise_case(
+        12, (5, 40), 3, bias=True, seed=53,
+    ),
 }
 
 
