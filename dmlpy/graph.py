@@ -642,7 +642,6 @@ class CompiledGraph:
         inputs, outputs, temporary, persistent = table.inputs, table.outputs, table.temporary, table.persistent
         by_index = {n.index: n for n in plan.nodes}
         backend = self._device.backend
-        sequence = getattr(backend, "sequence", None)  # the native backend runs consecutive nodes in one call
         ranges = [*(inputs or ()), *(outputs or ()), temporary, persistent]
         bound_to: list[Any] = [None, None]  # the memory the runners were built on, and the runners
 
@@ -729,7 +728,7 @@ class CompiledGraph:
                 runners = steps(ctx)
                 if ctx.has_errors:
                     self._device.remove(ctx.findings, f"{name} was executed on memory it cannot use")
-                bound_to[:] = [memory, sequence(runners) if sequence is not None else runners]
+                bound_to[:] = [memory, backend.sequence(runners)]
             for step in bound_to[1]:
                 step()
 

@@ -46,6 +46,9 @@ class Backend(Protocol):
     def bind(self, prepared: Any, inputs: list[BoundTensor], outputs: list[BoundTensor]) -> Runner:
         """Per recorded dispatch: a call that runs the operator on exactly these bytes."""
 
+    def sequence(self, runners: list[Runner]) -> list[Runner]:
+        """A graph's bound runners as the steps it executes, in order (the native backend joins its own)."""
+
 
 def native_available() -> bool:
     """Whether the compiled C library loaded (``native_status()`` says why not)."""

@@ -37,6 +37,9 @@ class NumpyBackend:
 
         return run
 
+    def sequence(self, runners: list[Runner]) -> list[Runner]:
+        return list(runners)
+
 
 def _writer(memory: np.ndarray, tensor: DML_BUFFER_TENSOR_DESC) -> Callable[[np.ndarray], None]:
     """Writes a result through the tensor's strides. Where the layout maps several indices to one element

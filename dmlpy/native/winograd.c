@@ -673,6 +673,11 @@ static void wino_run3(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     wino_run_m((const wino_plan*)vp, begin, end, worker, 3);
 }
 
+/* A shared item's V; its M follows. */
+static float* wino_shared_v(const wino_plan* wp, uint64_t item) {
+    return wp->shared + item * (wp->v_floats + wp->m_floats);
+}
+
 /* Shared items, first pass: (item, run r of input channels) into the item's V, on the worker's planes. */
 CONV_INLINE void wino_in_m(const wino_plan* wp, uint64_t begin, uint64_t end, unsigned worker, unsigned m) {
     const uint64_t cin = wp->p->Cin_g;
@@ -682,7 +687,7 @@ CONV_INLINE void wino_in_m(const wino_plan* wp, uint64_t begin, uint64_t end, un
         const uint64_t item = unit / wp->ics, r = unit % wp->ics;
         wino_item it;
         wino_item_at(wp, item, &it);
-        if (wino_input_stage(wp, &it, planes, wp->shared + item * (wp->v_floats + wp->m_floats), m, r * cin / wp->ics, (r + 1) * cin / wp->ics)) {
+        if (wino_input_stage(wp, &it, planes, wino_shared_v(wp, item), m, r * cin / wp->ics, (r + 1) * cin / wp->ics)) {
             wp->nonfinite[worker] = 1;
         }
     }
@@ -695,8 +700,8 @@ CONV_INLINE void wino_out_m(const wino_plan* wp, uint64_t begin, uint64_t end, u
     for (unit = begin; unit < end; ++unit) {
         const uint64_t item = unit / wp->ocs, r = unit % wp->ocs;
         const uint64_t ocb0 = r * wp->nocb / wp->ocs, ocb1 = (r + 1) * wp->nocb / wp->ocs;
-        const float* V = wp->shared + item * (wp->v_floats + wp->m_floats);
-        float* M = (float*)V + wp->v_floats;
+        float* V = wino_shared_v(wp, item);
+        float* M = V + wp->v_floats;
         wino_item it;
         wino_item_at(wp, item, &it);
         wino_gemm_stage(wp, &it, V, M, ocb0, ocb1);
