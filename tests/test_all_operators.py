@@ -25,16 +25,17 @@ from dmlpy.cli import EXIT_INVALID, EXIT_NOT_EMULATED, EXIT_OK, main
 from dmlpy.errors import DmlWarning
 from dmlpy.graph import graph_desc, input_edge, intermediate_edge, operator_node, output_edge
 from dmlpy.interop import dxdispatch as dx
-from dmlpy.operators import DML_OPERATOR_DESC, REGISTRY, emulated_operators
-from dmlpy.operators.activation import DESC_CLASSES, NATIVE_KERNELS, FusedActivation
+from dmlpy.operators import REGISTRY, emulated_operators
+from dmlpy.operators.activation import DESC_CLASSES, FUSABLE_IN_DIRECTML, HOST_FUSABLE, NATIVE_KERNELS, FusedActivation
 from dmlpy.operators.data_movement import KERNELS as DATA_MOVEMENT_KERNELS
 from dmlpy.operators.element_wise import NATIVE as NATIVE_ELEMENT_WISE
 from dmlpy.operators.descs import (
     DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC,
     DML_ACTIVATION_RELU_OPERATOR_DESC,
     DML_CONVOLUTION_OPERATOR_DESC,
+    DML_ELEMENT_WISE_ADD1_OPERATOR_DESC,
     DML_ELEMENT_WISE_ADD_OPERATOR_DESC,
-    DML_ELEMENT_WISE_CLIP_OPERATOR_DESC,
+    DML_GEMM_OPERATOR_DESC,
     DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
     DML_JOIN_OPERATOR_DESC,
     DML_SCALE_BIAS,
@@ -118,17 +119,36 @@ def test_an_operator_newer_than_the_device_is_invalid_not_merely_not_emulated() 
     assert rule_ids(dmlpy.validate(mvn2, feature_level=FL.LEVEL_6_2)) == ["OPERATOR.FEATURE_LEVEL"]
 
 
-def test_a_fused_activation_without_a_kernel_is_valid_and_not_compilable() -> None:
-    fused = DML_OPERATOR_DESC(OP.ELEMENT_WISE_CLIP, DML_ELEMENT_WISE_CLIP_OPERATOR_DESC(None, None, None, 0.0, 6.0))
-    report = dmlpy.validate(conv_with(fused))
-    assert report.ok
-    assert_rule(report, "OPERATOR.NOT_EMULATED", path="DML_CONVOLUTION_OPERATOR_DESC.FusedActivation.Type")
-    device = dmlpy.create_device(backend="numpy")
-    with pytest.warns(DmlWarning):
-        operator = device.create_operator(conv_with(fused))
-    with pytest.raises(DmlError) as raised:
-        device.compile_operator(operator)
-    assert raised.value.hresult == HRESULT.E_NOTIMPL
+# One of each type a convolution can fuse, built as DirectMLX builds them (parameters where the defaults need some)
+EVERY_CONVOLUTION_FUSION = [
+    FusedActivation.identity(), FusedActivation.linear(2.0, 1.0), FusedActivation.relu(), FusedActivation.leaky_relu(), FusedActivation.sigmoid(),
+    FusedActivation.tanh(), FusedActivation.elu(), FusedActivation.hard_sigmoid(), FusedActivation.softplus(), FusedActivation.gelu(),
+    FusedActivation.celu(), FusedActivation.parametric_softplus(1.0, 1.0), FusedActivation.scaled_elu(), FusedActivation.scaled_tanh(),
+    FusedActivation.softsign(), FusedActivation.thresholded_relu(), FusedActivation.shrink(), FusedActivation.clip(0.0, 6.0),
+]  # fmt: skip
+
+
+def test_every_activation_a_convolution_can_fuse_is_valid_and_runs() -> None:
+    assert {f.Type for f in EVERY_CONVOLUTION_FUSION} == FUSABLE_IN_DIRECTML | set(HOST_FUSABLE[OP.CONVOLUTION])
+    x = np.arange(-4.0, 5.0, dtype=F32).reshape(1, 1, 3, 3)
+    for fused in EVERY_CONVOLUTION_FUSION:
+        assert rule_ids(dmlpy.validate(conv_with(fused))) == [], fused.Type
+        y = dmlpy.run(conv_with(fused), backend="numpy", InputTensor=x, FilterTensor=np.ones((1, 1, 1, 1), F32))
+        assert y.shape == x.shape
+
+
+def test_a_fused_clip_needs_feature_level_6_0() -> None:
+    report = dmlpy.validate(conv_with(FusedActivation.clip(0.0, 6.0)), feature_level=FL.LEVEL_5_1)
+    assert_rule(report, "OPERATOR.FEATURE_LEVEL", path="DML_CONVOLUTION_OPERATOR_DESC.FusedActivation.Type")
+    assert rule_ids(dmlpy.validate(conv_with(FusedActivation.clip(0.0, 6.0)), feature_level=FL.LEVEL_6_0)) == []
+
+
+def test_a_fused_clip_is_not_fusable_into_an_operator_other_than_convolution_and_gemm() -> None:
+    shape = (1, 1, 2, 2)
+    add1 = DML_ELEMENT_WISE_ADD1_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), buffer_tensor(F32, shape), FusedActivation.clip(0.0, 6.0))
+    assert_rule(dmlpy.validate(add1), "ACTIVATION.NOT_FUSABLE", path="DML_ELEMENT_WISE_ADD1_OPERATOR_DESC.FusedActivation.Type")
+    gemm = DML_GEMM_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), None, buffer_tensor(F32, shape), FusedActivation=FusedActivation.clip(0.0, 6.0))
+    assert rule_ids(dmlpy.validate(gemm)) == []
 
 
 def test_a_fused_activation_with_a_kernel_has_no_not_emulated_finding() -> None:

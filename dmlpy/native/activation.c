@@ -86,8 +86,16 @@ int32_t dmlpy_activation_read(const DML_OPERATOR_DESC* desc, int fused, dmlpy_ac
     case DML_OPERATOR_ACTIVATION_PARAMETRIC_SOFTPLUS:
     case DML_OPERATOR_ACTIVATION_SOFTSIGN:
     case DML_OPERATOR_ACTIVATION_SHRINK:
-    case DML_OPERATOR_ELEMENT_WISE_CLIP:
         return DMLPY_E_UNSUPPORTED_OPERATOR;
+    case DML_OPERATOR_ELEMENT_WISE_CLIP: { /* its struct also begins with InputTensor, OutputTensor */
+        const DML_ELEMENT_WISE_CLIP_OPERATOR_DESC* d = (const DML_ELEMENT_WISE_CLIP_OPERATOR_DESC*)desc->Desc;
+        if (fused != DMLPY_ACT_FUSED_CLIP) return fused ? DMLPY_E_INVALID_DESC : DMLPY_E_UNSUPPORTED_OPERATOR;
+        if (d->ScaleBias != NULL) return DMLPY_E_UNSUPPORTED_OPERATOR;
+        act->kind = DMLPY_ACT_CLIP;
+        act->alpha = d->Min;
+        act->beta = d->Max;
+        break;
+    }
     default:
         return fused ? DMLPY_E_INVALID_DESC : DMLPY_E_UNSUPPORTED_OPERATOR;
     }
@@ -136,6 +144,9 @@ void dmlpy_act_apply_row_from(const dmlpy_act* a, float* v, const float* x, size
         }
         break;
     }
+    case DMLPY_ACT_CLIP:
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(v + i, dmlpy_act_clip_vec(a, _mm512_loadu_ps(x + i)));
+        break;
 #endif
     default:
         break;

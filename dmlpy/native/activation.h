@@ -13,6 +13,9 @@
  *   HARD_SIGMOID  max(0, min(Alpha*x + Beta, 1))
  *   SOFTPLUS      log(1 + exp(Steepness*x)) / Steepness   (evaluated without overflow)
  *   GELU          0.5*x*(1 + erf(x / sqrt(2)))
+ *   CLIP          min(max(x, Min), Max)   (ELEMENT_WISE_CLIP without ScaleBias, fused into CONVOLUTION and GEMM
+ *                                          from FL 6.0; NumPy's maximum and minimum: a NaN x, Min or Max gives
+ *                                          NaN, and of two equal values, zeros of either sign, the bound)
  */
 #ifndef DMLPY_NATIVE_ACTIVATION_H
 #define DMLPY_NATIVE_ACTIVATION_H
@@ -33,21 +36,26 @@ enum {
     DMLPY_ACT_ELU,
     DMLPY_ACT_HARD_SIGMOID,
     DMLPY_ACT_SOFTPLUS,
-    DMLPY_ACT_GELU
+    DMLPY_ACT_GELU,
+    DMLPY_ACT_CLIP
 };
+
+/* What dmlpy_activation_read reads: a standalone ACTIVATION_* operator, a FusedActivation, or the FusedActivation
+ * of a CONVOLUTION or GEMM, which may also be an ELEMENT_WISE_CLIP. */
+enum { DMLPY_ACT_STANDALONE = 0, DMLPY_ACT_FUSED = 1, DMLPY_ACT_FUSED_CLIP = 2 };
 
 typedef struct dmlpy_act {
     int kind;    /* DMLPY_ACT_* */
-    float alpha; /* Alpha, or Steepness for SOFTPLUS */
-    float beta;
+    float alpha; /* Alpha, Steepness for SOFTPLUS, Min for CLIP */
+    float beta;  /* Beta, Max for CLIP */
 } dmlpy_act;
 
-/* Reads an ACTIVATION_* operator desc. fused != 0: the desc is a FusedActivation, whose InputTensor and
- * OutputTensor must both be NULL (*input / *output are then set to NULL). fused == 0: a standalone
- * operator; *input / *output receive its tensor descs (not checked here).
+/* Reads an ACTIVATION_* operator desc. fused (DMLPY_ACT_FUSED or DMLPY_ACT_FUSED_CLIP): the desc is a
+ * FusedActivation, whose InputTensor and OutputTensor must both be NULL (*input / *output are then set to NULL).
+ * DMLPY_ACT_STANDALONE: a standalone operator; *input / *output receive its tensor descs (not checked here).
  * Returns DMLPY_OK, DMLPY_E_NULL_ARGUMENT (desc->Desc NULL), DMLPY_E_INVALID_DESC (fused with non-NULL
- * tensors, or a Type that is no activation this library knows), DMLPY_E_UNSUPPORTED_OPERATOR (an
- * activation without a native kernel). */
+ * tensors, or a Type that is no activation this library knows or this host cannot fuse), DMLPY_E_UNSUPPORTED_OPERATOR
+ * (an activation without a native kernel, a CLIP with a ScaleBias). */
 int32_t dmlpy_activation_read(const DML_OPERATOR_DESC* desc, int fused, dmlpy_act* act,
                               const DML_TENSOR_DESC** input, const DML_TENSOR_DESC** output);
 
@@ -85,10 +93,24 @@ static inline float dmlpy_act_scalar(const dmlpy_act* a, float x) {
     }
     case DMLPY_ACT_GELU:
         return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+    case DMLPY_ACT_CLIP: {
+        const float m = x != x ? x : (x > a->alpha ? x : a->alpha); /* a NaN Min falls through as Min */
+        return m != m ? m : (m < a->beta ? m : a->beta);
+    }
     default: /* NONE, IDENTITY */
         return x;
     }
 }
+
+#if defined(__AVX512F__) && !defined(DMLPY_NO_AVX512)
+#include <immintrin.h>
+/* CLIP on 16 lanes, as dmlpy_act_scalar's: vmaxps and vminps return their second operand (the bound) for equal
+ * values and when either is a NaN, so a NaN x, and a NaN after the max, is put back. */
+static inline __m512 dmlpy_act_clip_vec(const dmlpy_act* a, __m512 x) {
+    const __m512 m = _mm512_mask_mov_ps(_mm512_max_ps(x, _mm512_set1_ps(a->alpha)), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+    return _mm512_mask_mov_ps(_mm512_min_ps(m, _mm512_set1_ps(a->beta)), _mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q), m);
+}
+#endif
 
 /* v[i] = f(v[i]) for i < n, contiguous float32 (vectorised for the piecewise-linear activations). */
 void dmlpy_act_apply_row(const dmlpy_act* a, float* v, size_t n);

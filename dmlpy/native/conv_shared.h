@@ -47,18 +47,39 @@ static inline __mmask16 mask_n(uint64_t n) {
     return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << n) - 1u);
 }
 
-/* v + bias, then the activation. */
-CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
-    v = _mm512_add_ps(v, bias);
+/* The fused activations the epilogues' fast loops apply inline: none (NONE, IDENTITY), RELU and CLIP, the ones real
+ * models fuse. A fast loop is written once with the kind as a parameter and called with each constant (act_fast_call),
+ * so no copy holds a switch per vector; act_fast gives 0 for the other activations (the general loops, finish_vec). */
+enum { ACT_FAST_NONE = 1, ACT_FAST_RELU, ACT_FAST_CLIP };
+
+CONV_INLINE int act_fast(const dmlpy_act* act) {
     switch (act->kind) {
     case DMLPY_ACT_NONE:
     case DMLPY_ACT_IDENTITY:
-        return v;
+        return ACT_FAST_NONE;
+    case DMLPY_ACT_RELU:
+        return ACT_FAST_RELU;
+    case DMLPY_ACT_CLIP:
+        return ACT_FAST_CLIP;
+    default:
+        return 0;
+    }
+}
+
+/* v + bias, then the activation `fast` names (a constant where inlined). */
+CONV_INLINE __m512 act_fast_vec(int fast, const dmlpy_act* act, __m512 v, __m512 bias) {
+    v = _mm512_add_ps(v, bias);
+    if (fast == ACT_FAST_RELU) return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps());
+    if (fast == ACT_FAST_CLIP) return dmlpy_act_clip_vec(act, v);
+    return v;
+}
+
+/* v + bias, then an activation act_fast does not cover (LINEAR, LEAKY_RELU inline; the others lane by lane). */
+static __m512 finish_vec_other(const dmlpy_act* act, __m512 v, __m512 bias) {
+    v = _mm512_add_ps(v, bias);
+    switch (act->kind) {
     case DMLPY_ACT_LINEAR:
         return _mm512_fmadd_ps(_mm512_set1_ps(act->alpha), v, _mm512_set1_ps(act->beta));
-    case DMLPY_ACT_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
-                                    _mm512_setzero_ps());
     case DMLPY_ACT_LEAKY_RELU:
         return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NGE_UQ), v,
                                   _mm512_set1_ps(act->alpha));
@@ -71,6 +92,30 @@ CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
     }
     }
 }
+
+/* v + bias, then the activation: the common ones tested first and inline. */
+CONV_INLINE __m512 finish_vec(const dmlpy_act* act, __m512 v, __m512 bias) {
+    const int fast = act_fast(act);
+    if (fast == ACT_FAST_RELU) return act_fast_vec(ACT_FAST_RELU, act, v, bias);
+    if (fast == ACT_FAST_NONE) return _mm512_add_ps(v, bias);
+    if (fast == ACT_FAST_CLIP) return act_fast_vec(ACT_FAST_CLIP, act, v, bias);
+    return finish_vec_other(act, v, bias);
+}
+
+/* CALL (an expression using the name `fast_`) with fast_ each constant ACT_FAST_* equal to `fast` */
+#define act_fast_call(fast, CALL)                  \
+    do {                                           \
+        if ((fast) == ACT_FAST_RELU) {             \
+            const int fast_ = ACT_FAST_RELU;       \
+            CALL;                                  \
+        } else if ((fast) == ACT_FAST_CLIP) {      \
+            const int fast_ = ACT_FAST_CLIP;       \
+            CALL;                                  \
+        } else {                                   \
+            const int fast_ = ACT_FAST_NONE;       \
+            CALL;                                  \
+        }                                          \
+    } while (0)
 
 /* Stores the lanes of m; nt: a whole, 64-byte aligned float32 vector goes around the caches (outputs much
  * larger than the caches: no read-for-ownership, and the packed operands stay cached). */

@@ -381,32 +381,43 @@ static void sm_pack_run(void* vp, uint64_t begin, uint64_t end, unsigned worker)
     }
 }
 
+/* sm_epilogue's common case (float32, dense rows) for the activation `fast` (a constant where called): bias,
+ * activation, check, store. Returns the lanes whose sums were not finite. */
+CONV_INLINE __mmask16 sm_rows_dense(const conv_small* s, int fast, uint64_t n, uint64_t g, uint64_t oc0, uint64_t rows, const float* C) {
+    const conv_plan* p = s->p;
+    const __m512i e = _mm512_set1_epi32(0x7F800000);
+    __mmask16 bad = 0;
+    uint64_t r, q;
+    for (r = 0; r < rows; ++r) {
+        const uint64_t oc = g * p->Cout_g + oc0 + r;
+        float* yrow = (float*)p->y + n * p->ys_n + oc * p->ys_c;
+        const __m512 bv = _mm512_set1_ps(bias_of(p, oc));
+        const float* crow = C + r * s->Ppad;
+        for (q = 0; q + 16 <= s->P; q += 16) {
+            const __m512 raw = _mm512_load_ps(crow + q);
+            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(raw), e), e);
+            _mm512_storeu_ps(yrow + q, act_fast_vec(fast, &p->act, raw, bv));
+        }
+        if (q < s->P) {
+            const __mmask16 mk = mask_n(s->P - q);
+            const __m512 raw = _mm512_load_ps(crow + q);
+            bad |= _mm512_mask_cmpeq_epi32_mask(mk, _mm512_and_si512(_mm512_castps_si512(raw), e), e);
+            _mm512_mask_storeu_ps(yrow + q, mk, act_fast_vec(fast, &p->act, raw, bv));
+        }
+    }
+    return bad;
+}
+
 /* Bias, activation and store of rows [0, rows) of C (output channels oc0 + r of group g, image n). */
 static void sm_epilogue(const conv_small* s, uint64_t n, uint64_t g, uint64_t oc0, uint64_t rows, const float* C,
                         unsigned worker) {
     const conv_plan* p = s->p;
     const __m512i e = _mm512_set1_epi32(0x7F800000);
+    const int fast = act_fast(&p->act);
     __mmask16 bad = 0;
     uint64_t r, q;
-    if (s->dense_out && !p->half && (p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY)) {
-        /* the common case (no activation, float32, dense rows): bias, check, store */
-        for (r = 0; r < rows; ++r) {
-            const uint64_t oc = g * p->Cout_g + oc0 + r;
-            float* yrow = (float*)p->y + n * p->ys_n + oc * p->ys_c;
-            const __m512 bv = _mm512_set1_ps(bias_of(p, oc));
-            const float* crow = C + r * s->Ppad;
-            for (q = 0; q + 16 <= s->P; q += 16) {
-                const __m512 raw = _mm512_load_ps(crow + q);
-                bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(raw), e), e);
-                _mm512_storeu_ps(yrow + q, _mm512_add_ps(raw, bv));
-            }
-            if (q < s->P) {
-                const __mmask16 mk = mask_n(s->P - q);
-                const __m512 raw = _mm512_load_ps(crow + q);
-                bad |= _mm512_mask_cmpeq_epi32_mask(mk, _mm512_and_si512(_mm512_castps_si512(raw), e), e);
-                _mm512_mask_storeu_ps(yrow + q, mk, _mm512_add_ps(raw, bv));
-            }
-        }
+    if (s->dense_out && !p->half && fast) {
+        act_fast_call(fast, bad = sm_rows_dense(s, fast_, n, g, oc0, rows, C));
         if (bad) s->nonfinite[worker] = 1;
         return;
     }

@@ -728,6 +728,17 @@ typedef struct conv_slot {
     int valid;
 } conv_slot;
 
+#if defined(CONV_AVX512)
+/* store_segment's common case for the activation `fast` (a constant where called): one (masked) vector per row */
+CONV_INLINE void gemm_rows_out(const conv_plan* p, int fast, unsigned rows, const float* crow, const float* bias, const uint64_t* ybase,
+                               uint64_t out, __mmask16 m0) {
+    unsigned m;
+    for (m = 0; m < rows; ++m) {
+        store_vec(0, p->nt, p->y, ybase[m] + out, act_fast_vec(fast, &p->act, _mm512_load_ps(crow + m * CONV_NR), _mm512_set1_ps(bias[m])), m0);
+    }
+}
+#endif
+
 /* Stores one segment of M block rows: lanes [lane0, lane0 + cols) of vector crow (row m at
  * crow + m*NR; W phase rw at + rw*phase_stride) are grid columns [tw, tw + cols) of one output row; row m
  * goes to ybase[m] + the row offset yrow. */
@@ -742,7 +753,7 @@ static void store_segment(const conv_plan* p, const uint64_t* ybase, const float
     count = ow_hi - ow_lo;
 #if defined(CONV_AVX512)
     if (p->ys[2] == 1 && (Sw == 1 || Sw == 2)) {
-        const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY;
+        const int plain = p->act.kind == DMLPY_ACT_NONE || p->act.kind == DMLPY_ACT_IDENTITY, fast = act_fast(&p->act);
         const __m512i shift = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                                _mm512_set1_epi32((int)lane0));
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
@@ -767,12 +778,9 @@ static void store_segment(const conv_plan* p, const uint64_t* ybase, const float
             }
             return;
         }
-        if (Sw == 1 && plain && !p->half && lane0 == 0) {
+        if (Sw == 1 && fast && !p->half && lane0 == 0) {
             /* the common case: one (masked) vector store per row */
-            for (m = 0; m < rows; ++m) {
-                __m512 v = _mm512_add_ps(_mm512_load_ps(crow + m * CONV_NR), _mm512_set1_ps(bias[m]));
-                store_vec(0, p->nt, p->y, ybase[m] + out, v, m0);
-            }
+            act_fast_call(fast, gemm_rows_out(p, fast_, rows, crow, bias, ybase, out, m0));
             return;
         }
         for (m = 0; m < rows; ++m) {
@@ -2249,7 +2257,7 @@ int32_t dmlpy_convolution(const DML_OPERATOR_DESC* desc, UINT inputCount, const 
     p->half = xt.data_type == DML_TENSOR_DATA_TYPE_FLOAT16;
     p->act.kind = DMLPY_ACT_NONE;
     if (d->FusedActivation != NULL) {
-        st = dmlpy_activation_read(d->FusedActivation, 1, &p->act, NULL, NULL);
+        st = dmlpy_activation_read(d->FusedActivation, DMLPY_ACT_FUSED_CLIP, &p->act, NULL, NULL);
         if (st != DMLPY_OK) goto done;
     }
     st = DMLPY_E_INVALID_DESC;

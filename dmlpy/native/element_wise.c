@@ -618,7 +618,7 @@ static int32_t ew_read(const DML_OPERATOR_DESC* desc, ew_desc* d) {
     case DML_OPERATOR_ELEMENT_WISE_ERF: d->op = EW_ERF; break;
     default: {
         /* A standalone activation (UNSUPPORTED_OPERATOR for any other type). */
-        const int32_t st = dmlpy_activation_read(desc, 0, &d->act, &d->in[0], &d->out);
+        const int32_t st = dmlpy_activation_read(desc, DMLPY_ACT_STANDALONE, &d->act, &d->in[0], &d->out);
         d->op = EW_IDENTITY;
         return st;
     }
@@ -661,7 +661,7 @@ int32_t dmlpy_element_wise(const DML_OPERATOR_DESC* desc, UINT inputCount, const
         if (d.in[k] == NULL) return DMLPY_E_NULL_ARGUMENT;
     }
     if (d.fused != NULL) {
-        st = dmlpy_activation_read(d.fused, 1, &p.act, NULL, NULL);
+        st = dmlpy_activation_read(d.fused, DMLPY_ACT_FUSED, &p.act, NULL, NULL);
         if (st != DMLPY_OK) return st;
     } else {
         p.act = d.act; /* DMLPY_ACT_NONE (0) but for a standalone activation */

@@ -1201,7 +1201,7 @@ int32_t dmlpy_gemm(const DML_OPERATOR_DESC* desc, UINT inputCount, const DMLPY_B
     p.beta = d->Beta;
     p.act.kind = DMLPY_ACT_NONE;
     if (d->FusedActivation != NULL) {
-        st = dmlpy_activation_read(d->FusedActivation, 1, &p.act, NULL, NULL);
+        st = dmlpy_activation_read(d->FusedActivation, DMLPY_ACT_FUSED_CLIP, &p.act, NULL, NULL);
         if (st != DMLPY_OK) return st;
     }
 

@@ -1136,7 +1136,7 @@ int32_t dmlpy_normalization(const DML_OPERATOR_DESC* desc, UINT inputCount, cons
     if (slot_desc[0] == NULL || slot_desc[5] == NULL) return DMLPY_E_NULL_ARGUMENT;
     p.act.kind = DMLPY_ACT_NONE;
     if (fused != NULL) {
-        st = dmlpy_activation_read(fused, 1, &p.act, NULL, NULL);
+        st = dmlpy_activation_read(fused, DMLPY_ACT_FUSED, &p.act, NULL, NULL);
         if (st != DMLPY_OK) return st;
     }
     if (inputCount != n_in || outputCount != 1) return DMLPY_E_BINDING_COUNT;

@@ -42,7 +42,10 @@ and the ones with a kernel of their own:
 Floating tensors compute in float64 (FLOAT32) or float32 (FLOAT16, stored as binary16), then are
 rounded once. As a ``FusedActivation`` (of a convolution, say) the desc sits in a DML_OPERATOR_DESC
 whose InputTensor and OutputTensor are NULL: the host operator's output is the activation's input.
-``check_fused_activation`` holds the fusion rules; the host calls it.
+Beside the activations, CONVOLUTION and GEMM fuse DML_ELEMENT_WISE_CLIP_OPERATOR_DESC from feature
+level 6.0 (``HOST_FUSABLE``): ``min(max(x * Scale + Bias, Min), Max)`` as the standalone CLIP computes
+it (ScaleBias optional; a NaN stays NaN). ``check_fused_activation`` holds the fusion rules; the host
+calls it.
 """
 
 from __future__ import annotations
@@ -53,9 +56,9 @@ from typing import Any
 
 import numpy as np
 
-from dmlpy.enums import DML_OPERATOR_TYPE, DML_TENSOR_DATA_TYPE, c_name
+from dmlpy.enums import DML_FEATURE_LEVEL, DML_OPERATOR_TYPE, DML_TENSOR_DATA_TYPE, c_name
 from dmlpy.errors import Severity
-from dmlpy.operators import DML_OPERATOR_DESC, FEATURE_LEVEL, NOT_EMULATED, REGISTRY, OperatorSpec, register
+from dmlpy.operators import DML_OPERATOR_DESC, FEATURE_LEVEL, REGISTRY, OperatorSpec, register
 from dmlpy.operators.descs.activation import (
     DML_ACTIVATION_CELU_OPERATOR_DESC,
     DML_ACTIVATION_ELU_OPERATOR_DESC,
@@ -84,6 +87,7 @@ from dmlpy.operators.descs.activation import (
     DML_ACTIVATION_TANH_OPERATOR_DESC,
     DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC,
 )
+from dmlpy.operators.descs.element_wise import DML_ELEMENT_WISE_CLIP_OPERATOR_DESC
 from dmlpy.rules import Checker, fmt, rule
 from dmlpy.support import OPERATORS
 from dmlpy.tensor import DML_BUFFER_TENSOR_DESC
@@ -171,8 +175,17 @@ DESC_CLASSES: dict[OP, type] = {
     OP.ACTIVATION_HARDMAX1: DML_ACTIVATION_HARDMAX1_OPERATOR_DESC,
 }
 
+def _fused_clip(x: np.ndarray, a: Any) -> np.ndarray:
+    """ELEMENT_WISE_CLIP as a FusedActivation: the standalone operator's formula on a floating output."""
+    if a.ScaleBias is not None:
+        x = x * x.dtype.type(a.ScaleBias.Scale) + x.dtype.type(a.ScaleBias.Bias)
+    return np.minimum(np.maximum(x, x.dtype.type(a.Min)), x.dtype.type(a.Max))
+
+
+# Fused activations that are not ACTIVATION_* operators (their standalone kernels live with their own family).
+FUSED_FUNCTIONS: dict[OP, Callable[[np.ndarray, Any], np.ndarray]] = {OP.ELEMENT_WISE_CLIP: _fused_clip}
+
 # the fused-activation page (https://learn.microsoft.com/windows/ai/directml/dml-fused-activations): every type DirectML accepts as a FusedActivation.
-# ELEMENT_WISE_CLIP joins them for CONVOLUTION and GEMM from FL 6.0. dmlpy emulates all but CLIP.
 FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
     OP.ACTIVATION_LINEAR, OP.ACTIVATION_SIGMOID, OP.ACTIVATION_HARD_SIGMOID, OP.ACTIVATION_TANH,
     OP.ACTIVATION_SCALED_TANH, OP.ACTIVATION_RELU, OP.ACTIVATION_LEAKY_RELU, OP.ACTIVATION_THRESHOLDED_RELU,
@@ -180,6 +193,13 @@ FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
     OP.ACTIVATION_PARAMETRIC_SOFTPLUS, OP.ACTIVATION_SOFTSIGN, OP.ACTIVATION_IDENTITY, OP.ACTIVATION_SHRINK,
     OP.ACTIVATION_GELU,
 })  # fmt: skip
+
+# What some hosts fuse beyond that list, from the feature level that added it (DirectML's feature-level history,
+# https://learn.microsoft.com/windows/ai/directml/dml-feature-level-history: FL 6.0 "ELEMENT_WISE_CLIP can now be fused").
+HOST_FUSABLE: dict[OP, dict[OP, DML_FEATURE_LEVEL]] = {
+    OP.CONVOLUTION: {OP.ELEMENT_WISE_CLIP: DML_FEATURE_LEVEL.LEVEL_6_0},
+    OP.GEMM: {OP.ELEMENT_WISE_CLIP: DML_FEATURE_LEVEL.LEVEL_6_0},
+}
 
 # Each page that says "the output tensor is permitted to alias InputTensor during binding". GELU's
 # page does not say it; neither do the softmax and hardmax pages (every output depends on a whole row).
@@ -216,7 +236,8 @@ def activate(desc: ActivationDesc, x: np.ndarray, op_type: OP | None = None) -> 
     x = np.asarray(x)
     work = work_dtype(x.dtype)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        return np.asarray(FUNCTIONS[op_type](x.astype(work), desc), dtype=work)
+        function = FUNCTIONS.get(op_type) or FUSED_FUNCTIONS[op_type]
+        return np.asarray(function(x.astype(work), desc), dtype=work)
 
 
 def apply_fused(fused: DML_OPERATOR_DESC | None, y: np.ndarray) -> np.ndarray:
@@ -227,7 +248,10 @@ def apply_fused(fused: DML_OPERATOR_DESC | None, y: np.ndarray) -> np.ndarray:
 
 
 def native_fused(fused: DML_OPERATOR_DESC | None) -> bool:
-    """Whether the C kernels apply this FusedActivation themselves (NULL, or one of ``NATIVE_KERNELS``)."""
+    """Whether the C kernels apply this FusedActivation themselves (NULL, one of ``NATIVE_KERNELS``, or a CLIP
+    without ScaleBias, whose bounds are exact in float32 as the NumPy kernel's float64 clamp is)."""
+    if fused is not None and fused.Type == OP.ELEMENT_WISE_CLIP:
+        return isinstance(fused.Desc, DML_ELEMENT_WISE_CLIP_OPERATOR_DESC) and fused.Desc.ScaleBias is None
     return fused is None or fused.Type in NATIVE_KERNELS
 
 
@@ -310,6 +334,11 @@ class FusedActivation:
     def shrink(bias: float = 0.0, threshold: float = 0.5) -> DML_OPERATOR_DESC:
         return DML_OPERATOR_DESC(OP.ACTIVATION_SHRINK, DML_ACTIVATION_SHRINK_OPERATOR_DESC(None, None, bias, threshold))
 
+    @staticmethod
+    def clip(min: float = -math.inf, max: float = math.inf) -> DML_OPERATOR_DESC:
+        """ELEMENT_WISE_CLIP, fusable into CONVOLUTION and GEMM from DML_FEATURE_LEVEL_6_0 (ReLU6 is ``clip(0, 6)``)."""
+        return DML_OPERATOR_DESC(OP.ELEMENT_WISE_CLIP, DML_ELEMENT_WISE_CLIP_OPERATOR_DESC(None, None, None, min, max))
+
 
 # ---------------------------------------------------------------------------------------
 # Rules
@@ -318,7 +347,7 @@ SAME_DATA_TYPE = rule("ACTIVATION.SAME_DATA_TYPE", "A standalone activation's In
 SAME_DIMENSION_COUNT = rule("ACTIVATION.SAME_DIMENSION_COUNT", "A standalone activation's InputTensor and OutputTensor have the same DimensionCount.", source="ns-directml-dml_activation_*_operator_desc")
 SAME_SIZES = rule("ACTIVATION.SAME_SIZES", "A standalone activation's InputTensor and OutputTensor have the same Sizes.", source="ns-directml-dml_activation_*_operator_desc")
 SOFTPLUS_STEEPNESS = rule("ACTIVATION.SOFTPLUS_STEEPNESS", "ACTIVATION_SOFTPLUS's Steepness is at least 1.", source="ns-directml-dml_activation_softplus_operator_desc")
-NOT_FUSABLE = rule("ACTIVATION.NOT_FUSABLE", "A FusedActivation's Type is an activation DirectML can fuse (the fused-activation page), and its Desc is that type's struct.", source="dml-fused-activations")
+NOT_FUSABLE = rule("ACTIVATION.NOT_FUSABLE", "A FusedActivation's Type is one DirectML fuses into its host operator (the fused-activation page; ELEMENT_WISE_CLIP into CONVOLUTION and GEMM, from FL 6.0), and its Desc is that type's struct.", source="dml-fused-activations")
 FUSED_TENSORS_NOT_NULL = rule("ACTIVATION.FUSED_TENSORS_NOT_NULL", "A fused activation's InputTensor and OutputTensor are NULL.", source="dml-fused-activations")
 
 
@@ -345,40 +374,36 @@ def _type_of(desc: ActivationDesc) -> OP:
     return next(t for t, cls in DESC_CLASSES.items() if isinstance(desc, cls))
 
 
-def check_fused_activation(ctx: Checker, fused: Any, path: str) -> bool:
-    """The fusion rules for a host operator's (normalised) ``FusedActivation`` at ``path``.
+def check_fused_activation(ctx: Checker, fused: Any, path: str, host: OP | None = None) -> bool:
+    """The fusion rules for a host operator's (normalised) ``FusedActivation`` at ``path``; ``host`` is the
+    host's operator type (what it may fuse beyond the fused-activation page: ``HOST_FUSABLE``).
 
     Returns whether the activation can be applied (so the host may compute with it).
     """
     if fused is None:
         return True
     op_type, inner = fused.Type, fused.Desc
-    fusable = isinstance(op_type, OP) and op_type in FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}
-    emulated = DESC_CLASSES[op_type] if fusable and op_type in FUNCTIONS else None
+    extra = HOST_FUSABLE.get(host, {}) if host is not None else {}
+    fusable = isinstance(op_type, OP) and (op_type in FUSABLE_IN_DIRECTML or op_type in extra)
     if not fusable:
-        names = ", ".join(c_name(t) for t in sorted(FUSABLE_IN_DIRECTML | {OP.ELEMENT_WISE_CLIP}))
+        names = ", ".join(c_name(t) for t in sorted(FUSABLE_IN_DIRECTML | set(extra)))
         shown = c_name(op_type) if isinstance(op_type, OP) else fmt(op_type)
         ctx.fail(NOT_FUSABLE, f"{path}.Type", actual=op_type, expected="a fusable activation",
-                 message=f"is {shown}, which cannot be fused; a FusedActivation is one of {names}")  # fmt: skip
+                 message=f"is {shown}, which cannot be fused here; a FusedActivation is one of {names}")  # fmt: skip
         return False
-    struct = emulated or REGISTRY[op_type].desc_class
+    struct = DESC_CLASSES.get(op_type) or REGISTRY[op_type].desc_class
     what = "NULL" if inner is None else f"a {type(inner).__name__}"
     if not ctx.check(isinstance(inner, struct), NOT_FUSABLE, f"{path}.Desc", actual=type(inner).__name__, expected=struct.__name__,
                      message=f"is {what}, but Type {c_name(op_type)} needs a {struct.__name__}"):  # fmt: skip
         return False
-    introduced = REGISTRY[op_type].support.introduced
+    introduced = max(REGISTRY[op_type].support.introduced, extra.get(op_type, REGISTRY[op_type].support.introduced))
     if not ctx.check(ctx.feature_level >= introduced, FEATURE_LEVEL, f"{path}.Type", actual=ctx.feature_level, expected=introduced,
-                     message=f"{c_name(op_type)} requires {c_name(introduced)}; the device targets {c_name(ctx.feature_level)}"):  # fmt: skip
+                     message=f"{c_name(op_type)} as a FusedActivation requires {c_name(introduced)}; the device targets {c_name(ctx.feature_level)}"):  # fmt: skip
         return False
     ok = True
     for name in ("InputTensor", "OutputTensor"):
         ok &= ctx.check(getattr(inner, name) is None, FUSED_TENSORS_NOT_NULL, f"{path}.{name}", actual="a DML_TENSOR_DESC", expected="NULL",
                         message="is set, but a fused activation's tensors must be NULL: it reads and writes the host operator's output")  # fmt: skip
-    if emulated is None:
-        if ok:  # valid, as DirectML would accept it; dmlpy just cannot compute it
-            ctx.fail(NOT_EMULATED, f"{path}.Type", actual=op_type, expected="an activation dmlpy emulates",
-                     message=f"is {c_name(op_type)}, which DirectML can fuse but dmlpy has no kernel for yet: the operator can be created, not compiled")  # fmt: skip
-        return False
     errors_before = sum(f.severity is Severity.ERROR for f in ctx.findings)
     _check_parameters(ctx, op_type, inner, path)
     return ok and errors_before == sum(f.severity is Severity.ERROR for f in ctx.findings)

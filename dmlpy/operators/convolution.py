@@ -194,7 +194,7 @@ def _check_convolution(ctx: Checker, desc: DML_CONVOLUTION_OPERATOR_DESC, path: 
     _check_data_types(ctx, path, x, w, b, y)
     arrays_ok = _check_arrays(ctx, desc, path)
     group_ok = ctx.check(desc.GroupCount >= 1, GROUP_COUNT_ZERO, f"{path}.GroupCount", actual=desc.GroupCount, expected=">= 1", message="is 0, expected at least 1 (1 for an ungrouped convolution)")
-    check_fused_activation(ctx, desc.FusedActivation, f"{path}.FusedActivation")
+    check_fused_activation(ctx, desc.FusedActivation, f"{path}.FusedActivation", host=DML_OPERATOR_TYPE.CONVOLUTION)
     if arrays_ok:
         _warn_output_padding(ctx, desc, path)
     if x is None or w is None or y is None or not ranks_ok:

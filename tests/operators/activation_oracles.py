@@ -67,6 +67,7 @@ FORMULAS: dict[str, Callable[[float, tuple[float, ...]], float]] = {
     "SHRINK": lambda v, p: v + p[0] if v < -p[1] else (v - p[0] if v > p[1] else 0.0),
     "SWISH": lambda v, p: v * (1 / (1 + math.exp(-p[0] * v)) if p[0] * v >= -700 else 0.0),
     "HARD_SWISH": lambda v, p: v * max(0.0, min(p[0] * v + p[1], 1.0)),
+    "CLIP": lambda v, p: v if math.isnan(v) else min(max(v, p[0]), p[1]),  # ELEMENT_WISE_CLIP as a FusedActivation: (Min, Max)
 }
 
 # One instance of each activation, with parameters away from the defaults where there are any.
@@ -140,6 +141,8 @@ def onnx_activation_nodes(activation: Activation | None, source: str, target: st
             helper.make_node("HardSigmoid", [source], ["hard_swish_gate"], alpha=p[0], beta=p[1]),
             helper.make_node("Mul", [source, "hard_swish_gate"], [target]),
         ], []
+    if activation.name == "CLIP":
+        return [helper.make_node("Clip", [source, "clip_min", "clip_max"], [target])], [constant("clip_min", p[0]), constant("clip_max", p[1])]
     if activation.name == "SOFTPLUS":
         return [
             helper.make_node("Mul", [source, "steepness"], ["softplus_in"]),

@@ -59,6 +59,10 @@ TOLERANCE = {
     np.dtype(np.float16): {"rtol": 2e-3, "atol": 2e-3},
 }
 
+# What a convolution fuses: the activations, and ELEMENT_WISE_CLIP (from DML_FEATURE_LEVEL_6_0) with bounds inside the outputs' range
+CLIP = Activation("CLIP", (-1.0, 1.5))
+FUSED = [*ALL, CLIP]
+
 
 # ---------------------------------------------------------------------------------------
 # Building and running descs
@@ -387,7 +391,7 @@ def test_a_broadcast_input_reads_one_image_for_every_batch_item(device: dmlpy.De
 
 
 @pytest.mark.parametrize("direction", [FORWARD, BACKWARD], ids=["forward", "backward"])
-@pytest.mark.parametrize("activation", ALL, ids=str)
+@pytest.mark.parametrize("activation", FUSED, ids=str)
 def test_each_fused_activation_applies_after_the_bias(device: dmlpy.Device, activation: Activation, direction: DML_CONVOLUTION_DIRECTION) -> None:
     case = ConvCase(
         direction=int(direction), mode=int(CROSS), in_sizes=(2, 4, 5, 4), filter_sizes=(4, 3, 3, 2) if direction == BACKWARD else (6, 2, 3, 2),
@@ -668,7 +672,7 @@ def conv_cases(
         end.append(ep)
     cin, cout = cin_g * groups, cout_g * groups
     filter_sizes = (cin, cout_g, *kernel) if backward else (cout, cin_g, *kernel)
-    activation = draw(st.sampled_from([None, None, *ALL]))
+    activation = draw(st.sampled_from([None, None, *FUSED]))
     return ConvCase(
         direction=direction,
         mode=draw(st.sampled_from([int(CROSS), int(CROSS), int(CONVOLUTION)])) if mode is None else mode,
@@ -1232,7 +1236,7 @@ def small_output_cases(draw: st.DrawFn, spatial: int, dtype: str = "float32") ->
         in_sizes=(draw(st.integers(1, 2)), cin_g * groups, *in_spatial), filter_sizes=(cout_g * groups, cin_g, *kernel),
         strides=tuple(strides), dilations=tuple(dilations), start=tuple(start), end=tuple(end),
         output_padding=tuple(output_padding), extra=(0,) * spatial, groups=groups,
-        bias=draw(st.booleans()), activation=draw(st.sampled_from([None, None, *ALL])), dtype=dtype,
+        bias=draw(st.booleans()), activation=draw(st.sampled_from([None, None, *FUSED])), dtype=dtype,
         layouts=tuple(draw(st.sampled_from(LAYOUTS[kind])) for kind in "xwby"),  # type: ignore[arg-type]
         seed=draw(st.integers(0, 2**32 - 1)),
     )  # fmt: skip
@@ -1427,7 +1431,7 @@ def many_small_channel_cases(draw: st.DrawFn, spatial: int, dtype: str = "float3
         in_sizes=(draw(st.integers(1, 2)), groups, *in_spatial), filter_sizes=filter_sizes,
         strides=tuple(strides), dilations=tuple(dilations), start=tuple(start), end=tuple(end),
         output_padding=tuple(output_padding), extra=tuple(extra), groups=groups,
-        bias=draw(st.booleans()), activation=draw(st.sampled_from([None, None, *ALL])), dtype=dtype,
+        bias=draw(st.booleans()), activation=draw(st.sampled_from([None, None, *FUSED])), dtype=dtype,
         layouts=tuple(draw(st.sampled_from(LAYOUTS[kind])) for kind in "xwby"),  # type: ignore[arg-type]
         seed=draw(st.integers(0, 2**32 - 1)),
     )  # fmt: skip
@@ -1521,6 +1525,29 @@ SMALL_K_CASES = {
 
 @pytest.mark.parametrize("case", list(SMALL_K_CASES.values()), ids=list(SMALL_K_CASES))
 def test_pointwise_convolutions_with_few_channel_taps_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+# A fused CLIP on each native path's epilogue (MobileNets fuse ReLU6, CLIP 0..6, into every expansion and depthwise layer)
+FUSED_CLIP_CASES = {
+    "blocked GEMM path: 1x1 filter, 8 -> 48 channels at 32x32 (MobileNetV2's first expansion), bias, CLIP 0..1 (ReLU6's form)": small_case(
+        (1, 8, 32, 32), (48, 8, 1, 1), start=(0, 0), end=(0, 0), bias=True, activation=Activation("CLIP", (0.0, 1.0)), seed=61,
+    ),
+    "Winograd: 3x3, 32 -> 32 channels at 16x16, bias": winograd_case((1, 32, 16, 16), (32, 32, 3, 3), bias=True, activation=CLIP, seed=62),
+    "few positions: 1x1 filter, 64 -> 256 channels at 2x2, bias": small_case(
+        (1, 64, 2, 2), (256, 64, 1, 1), start=(0, 0), end=(0, 0), bias=True, activation=CLIP, seed=63,
+    ),
+    "depthwise rows: 48 channels of 32x32 to 16x16 at stride 2, bias": depthwise_case(48, (32, 32), 3, strides=(2, 2), bias=True, activation=CLIP, seed=64),
+    "depthwise channels as lanes: 144 channels of 4x4, bias": depthwise_case(144, (4, 4), 3, bias=True, activation=CLIP, seed=65),
+    "backward k4 stride 2, 16 -> 8 channels": winograd_case((1, 16, 6, 6), (16, 8, 4, 4), direction=BACKWARD, strides=(2, 2), bias=True, activation=CLIP, seed=66),
+    "fp16, bounds binary16 cannot hold (-0.3 and 0.7): clamped in float32, then rounded once": small_case(
+        (1, 16, 8, 8), (24, 16, 3, 3), dtype="float16", bias=True, activation=Activation("CLIP", (-0.3, 0.7)), seed=67,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FUSED_CLIP_CASES.values()), ids=list(FUSED_CLIP_CASES))
+def test_a_fused_clip_clamps_each_path_s_outputs(backend: str, case: ConvCase) -> None:
     check_case(backend, case)
 
 

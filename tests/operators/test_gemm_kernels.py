@@ -173,6 +173,40 @@ def test_the_fused_activation_applies_after_alpha_and_beta(device: dmlpy.Device,
     assert_close(y[0, 0], expected)
 
 
+# ELEMENT_WISE_CLIP as GEMM's FusedActivation (DML_FEATURE_LEVEL_6_0): K = 1, so each output is a[m] * b[n], exactly
+CLIP_A = [1.0, NAN, INF, -INF, -0.0]
+CLIP_B = [-3.0, -0.5, 0.25, 7.0]
+FUSED_CLIP_CASES = [
+    pytest.param((-1.0, 2.0), [[-1.0, -0.5, 0.25, 2.0], [NAN] * 4, [-1.0, -1.0, 2.0, 2.0], [2.0, 2.0, -1.0, -1.0], [0.0, 0.0, -0.0, -0.0]],
+                 id="clamped to [-1, 2]; a NaN stays NaN, infinities clamp"),
+    pytest.param((2.0, 1.0), [[1.0] * 4, [NAN] * 4, [1.0] * 4, [1.0] * 4, [1.0] * 4], id="Min above Max: max(x, Min) then min(., Max) gives Max"),
+    pytest.param((-INF, INF), [[-3.0, -0.5, 0.25, 7.0], [NAN] * 4, [-INF, -INF, INF, INF], [INF, INF, -INF, -INF], [0.0, 0.0, -0.0, -0.0]],
+                 id="infinite bounds change nothing"),
+]
+
+
+@pytest.mark.parametrize(("bounds", "expected"), FUSED_CLIP_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+def test_a_fused_clip_clamps_the_products(device: dmlpy.Device, bounds: tuple[float, float], expected: list[list[float]], dtype: Any) -> None:
+    a = np.array(CLIP_A, dtype).reshape(1, 1, 5, 1)
+    b = np.array(CLIP_B, dtype).reshape(1, 1, 1, 4)
+    y = run(device, gemm_desc(a.shape, b.shape, (1, 1, 5, 4), dtype=dtype, fused=FusedActivation.clip(*bounds)), a, b)
+    np.testing.assert_array_equal(y[0, 0], np.array(expected, dtype))
+
+
+def test_a_fused_clip_with_a_scale_bias_scales_first_on_both_backends(rng: np.random.Generator) -> None:
+    """The C kernels fuse CLIP without ScaleBias; with one, the native backend runs the NumPy kernel: clamp(2 * y - 1)."""
+    from dmlpy.operators.descs.helpers import DML_SCALE_BIAS
+
+    a, b = rng.standard_normal((1, 1, 6, 5)).astype(np.float32), rng.standard_normal((1, 1, 5, 7)).astype(np.float32)
+    fused = FusedActivation.clip(-0.5, 0.75)
+    fused.Desc.ScaleBias = DML_SCALE_BIAS(2.0, -1.0)
+    expected = np.clip(2.0 * (a[0, 0].astype(np.float64) @ b[0, 0].astype(np.float64)) - 1.0, -0.5, 0.75)
+    for backend in ("numpy", "native"):
+        y = run(dmlpy.create_device(backend=backend), gemm_desc(a.shape, b.shape, (1, 1, 6, 7), fused=fused), a, b)
+        assert_close(y[0, 0], expected.astype(np.float32))
+
+
 # ---------------------------------------------------------------------------------------
 # Hand-worked values: the direct sum's infinities and NaNs, FLOAT16 saturation
 
