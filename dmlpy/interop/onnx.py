@@ -258,6 +258,9 @@ SUPPORTED_VERSIONS: dict[str, tuple[int, ...]] = {
     "Sigmoid": (1, 6, 13),
 }
 ACTIVATIONS = ("Relu", "LeakyRelu", "Sigmoid")
+# DirectML fuses ELEMENT_WISE_CLIP into CONVOLUTION and GEMM from DML_FEATURE_LEVEL_6_0: a Clip (ReLU6) with constant
+# bounds that alone reads one of these becomes its FusedActivation.
+CLIP_HOSTS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 CONVOLUTIONS = ("Conv", "ConvTranspose")
 IGNORED_ATTRIBUTES = frozenset({"consumed_inputs"})  # opset-1 activations: a legacy in-place hint
 WEIGHTS_MODES = ("auto", "constant", "owned")
@@ -788,8 +791,11 @@ def _lower_depth_to_space(node: _NodeInfo, inputs: list[_Input | None], options:
     return _space_depth(node, inputs, options, to_depth=False)
 
 
-def _fused_activation(node: _NodeInfo) -> Any:
-    """The FusedActivation for an activation node (tensors NULL)."""
+def _fused_activation(node: _NodeInfo, bounds: tuple[float, float] | None = None) -> Any:
+    """The FusedActivation for an activation node (tensors NULL); a Clip's with its ``bounds``."""
+    if node.op_type == "Clip":
+        assert bounds is not None
+        return FusedActivation.clip(*bounds)
     if node.op_type == "Relu":
         return FusedActivation.relu()
     if node.op_type == "LeakyRelu":
@@ -2377,10 +2383,10 @@ class _ModelImporter:
         ctx = _Ctx(self, info, proto, opset)
         activation = None
         if self.fuse and nodes is not None and fused is not None and info.op_type in FUSES_ACTIVATION and len(proto.output) == 1:
-            j = self._fusable(nodes, i, self.consumers, sorted(self.graph_outputs), opset)
+            j = self._fusable(nodes, i, self.consumers, sorted(self.graph_outputs), opset, info.op_type)
             if j is not None and (info.op_type != "Add" or self.values[proto.input[0]].dtype.kind == "f"):
                 activation = j
-                ctx.activation = _fused_activation(_node_info(self.onnx, nodes[j], j, opset))
+                ctx.activation = _fused_activation(_node_info(self.onnx, nodes[j], j, opset), self._clip_bounds(nodes[j], opset, nodes))
         first = len(self.builder._nodes)
         try:
             results = MAPPINGS[info.op_type](ctx)
@@ -2582,12 +2588,12 @@ class _ModelImporter:
             inputs.append(_Input(value.shape, value.dtype, flags))
         first_warning = len(self.log.findings)
         lowered, dml_warnings = _lower(info, inputs, self.options, self.log)
-        activation = self._fusable(nodes, i, consumers, outputs, opset) if info.op_type in CONVOLUTIONS and self.fuse else None
+        activation = self._fusable(nodes, i, consumers, outputs, opset, info.op_type) if info.op_type in CONVOLUTIONS and self.fuse else None
         names = [proto.output[0]]
         act_info = None
         if activation is not None:
             act_info = _node_info(self.onnx, nodes[activation], activation, opset)
-            lowered.desc.FusedActivation = _fused_activation(act_info)
+            lowered.desc.FusedActivation = _fused_activation(act_info, self._clip_bounds(nodes[activation], opset, nodes))
             dml_warnings = _validated(info, lowered, self.options)
             names.append(nodes[activation].output[0])
         for name in names:
@@ -2613,21 +2619,58 @@ class _ModelImporter:
     def _owned(self) -> bool:
         return self.weights == "owned" or (self.weights == "auto" and self.options.feature_level < FL.LEVEL_6_2)
 
-    def _fusable(self, nodes: list[Any], i: int, consumers: dict[str, list[tuple[int, int]]], outputs: list[str], opset: int) -> int | None:
-        """The activation node that alone consumes convolution ``i``'s output, if any."""
+    def _fusable(self, nodes: list[Any], i: int, consumers: dict[str, list[tuple[int, int]]], outputs: list[str], opset: int, host: str) -> int | None:
+        """The activation node that alone consumes node ``i``'s output (a ``host`` operator), if any."""
         name = nodes[i].output[0]
         users = consumers.get(name, [])
         if name in outputs or len(users) != 1:
             return None
         j, k = users[0]
         candidate = nodes[j]
-        if k != 0 or candidate.op_type not in ACTIVATIONS or candidate.domain not in ("", "ai.onnx") or len(candidate.input) != 1 or len(candidate.output) != 1:
+        if k != 0 or candidate.domain not in ("", "ai.onnx") or len(candidate.output) != 1:
+            return None
+        if candidate.op_type == "Clip":
+            if host not in CLIP_HOSTS or self.options.feature_level < FL.LEVEL_6_0 or self._clip_bounds(candidate, opset, nodes) is None:
+                return None
+        elif candidate.op_type not in ACTIVATIONS or len(candidate.input) != 1:
             return None
         try:
             _node_info(self.onnx, candidate, j, opset)
         except OnnxImportError:
             return None  # the activation raises its own error when its turn comes
         return j
+
+    def _clip_bounds(self, proto: Any, opset: int, nodes: list[Any]) -> tuple[float, float] | None:
+        """A Clip node's (min, max) when both are known at import (attributes before opset 11, constant inputs from it,
+        also from a Constant node not folded yet: exporters put them just before the Clip, after its host; an absent
+        bound is an infinity), else None (and None for any other node)."""
+        if proto.op_type != "Clip":
+            return None
+        info = _node_info(self.onnx, proto, 0, opset)
+        if info.version < 11:
+            low, high = info.attributes.get("min"), info.attributes.get("max")
+            return -np.inf if low is None else float(low), np.inf if high is None else float(high)
+        bounds = [-np.inf, np.inf]
+        for k, name in enumerate(proto.input[1:3]):
+            if not name:
+                continue
+            value = self.values.get(name)
+            array = value.array if value is not None else self._constant_node_output(nodes, name)
+            if array is None or array.size != 1 or array.dtype.kind != "f":
+                return None
+            bounds[k] = float(array.reshape(()))
+        return bounds[0], bounds[1]
+
+    def _constant_node_output(self, nodes: list[Any], name: str) -> np.ndarray | None:
+        """The tensor a Constant node (``value`` or ``value_float``) outputs as ``name``, or None."""
+        for proto in nodes:
+            if proto.op_type == "Constant" and proto.domain in ("", "ai.onnx") and list(proto.output) == [name]:
+                for attribute in proto.attribute:
+                    if attribute.name == "value":
+                        return np.asarray(self.onnx.numpy_helper.to_array(attribute.t))
+                    if attribute.name == "value_float":
+                        return np.asarray(attribute.f, np.float32)
+        return None
 
     def _tensor(self, node: _NodeInfo, name: str, sizes: tuple[int, ...]) -> Tensor:
         """The builder tensor for ONNX value ``name``, described with ``sizes`` (the DML sizes its consumer slot needs)."""
@@ -2729,8 +2772,9 @@ def import_model(
     and what the weights become: ``weights="constant"`` (CONSTANT nodes, FL 6.2),
     ``"owned"`` (OWNED_BY_DML graph inputs, bound at initialization), ``"auto"`` (constants
     when the level has them). ``input_shapes`` fixes symbolic input dims. Relu, LeakyRelu
-    and Sigmoid fuse into the convolution before them when it feeds nothing else
-    (``fuse_activations``). ``ceil_mode_divisor="full_window"`` divides ceil-mode overhang
+    and Sigmoid fuse into the convolution before them when it feeds nothing else, and from
+    feature level 6.0 a Clip with constant bounds (ReLU6) into a Conv, ConvTranspose, Gemm or
+    MatMul (``fuse_activations``). ``ceil_mode_divisor="full_window"`` divides ceil-mode overhang
     windows by the whole kernel (see ``ONNX.CEIL_MODE_DIVISOR``). ``strict`` makes
     DirectML's warnings errors. ``constant_inputs`` fixes graph inputs' values at import (they
     are folded like initializers: a Reshape shape or Slice starts fed as an input; ``run`` does

@@ -48,7 +48,7 @@ from dmlpy import DML_FEATURE_LEVEL, DML_GRAPH_NODE_TYPE, DML_OPERATOR_TYPE, Fin
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx_cases import Case, make_model, ort_run, random_case
 
@@ -621,6 +621,86 @@ def test_an_activation_stays_a_separate_operator_when_it_cannot_be_fused(why: st
     got, expected = imported.run({"x": x}), ort_run(model, {"x": x})
     for name, value in zip(outputs, expected, strict=True):
         np.testing.assert_allclose(got[name], value, **TOLERANCE)
+
+
+def _clip_host(host: str, rng: np.random.Generator) -> tuple[list[Any], dict[str, np.ndarray], tuple[int, ...]]:
+    """A host node named "host" writing "c", its initializers and the input's shape."""
+    if host in ("Conv", "ConvTranspose"):
+        w = rng.standard_normal((3, 2, 3, 3) if host == "Conv" else (2, 3, 3, 3)).astype(np.float32)
+        return [helper.make_node(host, ["x", "w", "b"], ["c"], name="host")], {"w": w, "b": rng.standard_normal(3).astype(np.float32)}, (1, 2, 5, 5)
+    if host == "Gemm":
+        return [helper.make_node("Gemm", ["x", "w", "b"], ["c"], transB=1, name="host")], {"w": rng.standard_normal((7, 6)).astype(np.float32), "b": rng.standard_normal(7).astype(np.float32)}, (4, 6)
+    return [helper.make_node("MatMul", ["x", "w"], ["c"], name="host")], {"w": rng.standard_normal((6, 7)).astype(np.float32)}, (4, 6)
+
+
+def _constant(name: str, value: float) -> Any:
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(value, np.float32)))
+
+
+# (host, how the Clip gets its bounds, opset, the fused (Min, Max))
+CLIP_FUSIONS = [
+    pytest.param("Conv", "constant nodes after the host", 17, (0.0, 6.0), id="Conv then Clip-13 whose bounds are Constant nodes placed after the Conv, as PyTorch exports ReLU6"),
+    pytest.param("ConvTranspose", "initializers", 13, (-0.5, 1.0), id="ConvTranspose then Clip-13 with initializer bounds"),
+    pytest.param("Conv", "attributes", 10, (-0.5, 1.0), id="Conv then Clip-6 with attribute bounds"),
+    pytest.param("Conv", "max only", 13, (-math.inf, 1.0), id="Conv then Clip-13 with only a max: Min is -infinity"),
+    pytest.param("Gemm", "initializers", 13, (0.0, 6.0), id="Gemm then Clip-13"),
+    pytest.param("MatMul", "constant nodes after the host", 17, (-1.0, 1.0), id="MatMul then Clip-13"),
+]
+
+
+@pytest.mark.parametrize(("host", "bounds", "opset", "expected"), CLIP_FUSIONS)
+def test_a_clip_after_a_convolution_or_gemm_is_its_fused_clip(host: str, bounds: str, opset: int, expected: tuple[float, float], device: dmlpy.Device) -> None:
+    rng = np.random.default_rng(5)
+    nodes, initializers, shape = _clip_host(host, rng)
+    low, high = expected
+    if bounds == "attributes":
+        nodes.append(helper.make_node("Clip", ["c"], ["y"], name="clip", min=low, max=high))
+    elif bounds == "max only":
+        nodes.append(helper.make_node("Clip", ["c", "", "hi"], ["y"], name="clip"))
+        initializers["hi"] = np.array(high, np.float32)
+    elif bounds == "initializers":
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"))
+        initializers.update(lo=np.array(low, np.float32), hi=np.array(high, np.float32))
+    else:
+        nodes += [_constant("lo", low), _constant("hi", high), helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip")]
+    model = make_model(nodes, {"x": shape}, ["y"], initializers=initializers, opset=opset)
+    imported = dx.import_model(model, device=device)
+    assert [n.fused_into for n in imported.nodes if n.label == "clip"] == ["host"]
+    fused = imported.descs["host"][-1].FusedActivation
+    assert fused.Type == DML_OPERATOR_TYPE.ELEMENT_WISE_CLIP and (fused.Desc.Min, fused.Desc.Max) == expected
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    y, y_ort = imported.run({"x": x})["y"], ort_run(model, {"x": x})[0]
+    assert (y_ort == np.float32(high)).any() and (np.isinf(low) or (y_ort == np.float32(low)).any())  # both bounds reached
+    np.testing.assert_allclose(y, y_ort, **TOLERANCE)
+
+
+@pytest.mark.parametrize("why", ["the device is below feature level 6.0", "the max is computed at run time", "the host is an Add"])
+def test_a_clip_stays_a_separate_operator_when_it_cannot_be_fused(why: str) -> None:
+    rng = np.random.default_rng(6)
+    nodes, initializers, shape = _clip_host("Conv", rng)
+    inputs: dict[str, Any] = {"x": shape}
+    if why == "the host is an Add":
+        nodes = [helper.make_node("Add", ["x", "x"], ["c"], name="host")]
+        initializers = {}
+    if why == "the max is computed at run time":
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"))
+        initializers["lo"] = np.array(0.0, np.float32)
+        inputs["hi"] = ()
+    else:
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"))
+        initializers.update(lo=np.array(0.0, np.float32), hi=np.array(1.0, np.float32))
+    model = make_model(nodes, inputs, ["y"], initializers=initializers, opset=13)
+    level = FL.LEVEL_5_1 if why.startswith("the device") else FL.LEVEL_6_4
+    if why == "the max is computed at run time":
+        with pytest.raises(dx.OnnxImportError) as error:  # the separate CLIP needs its bounds at import, and says so
+            dx.import_model(model, feature_level=level)
+        assert error.value.rule == "ONNX.UNSUPPORTED_ATTRIBUTE" and "clip" in error.value.findings[0].path.lower()
+        return
+    imported = dx.import_model(model, feature_level=level)
+    assert [n.fused_into for n in imported.nodes if n.label == "clip"] == [None]
+    assert getattr(imported.descs["host"][-1], "FusedActivation", None) is None
+    x = rng.standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(imported.run({"x": x})["y"], ort_run(model, {"x": x})[0], **TOLERANCE)
 
 
 # ---------------------------------------------------------------------------------------
