@@ -143,6 +143,26 @@ def test_a_fused_clip_needs_feature_level_6_0() -> None:
     assert rule_ids(dmlpy.validate(conv_with(FusedActivation.clip(0.0, 6.0)), feature_level=FL.LEVEL_6_0)) == []
 
 
+def _gemm_with(fused: object, shape: tuple[int, ...] = (1, 1, 2, 2)) -> DML_GEMM_OPERATOR_DESC:
+    return DML_GEMM_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), None, buffer_tensor(F32, shape), FusedActivation=fused)  # type: ignore[arg-type]
+
+
+def test_gemm_fuses_softmax_and_softmax1_from_feature_level_6_1_and_a_convolution_does_not() -> None:
+    softmax = dmlpy.DML_OPERATOR_DESC(OP.ACTIVATION_SOFTMAX, REGISTRY[OP.ACTIVATION_SOFTMAX].desc_class())
+    softmax1 = dmlpy.DML_OPERATOR_DESC(OP.ACTIVATION_SOFTMAX1, REGISTRY[OP.ACTIVATION_SOFTMAX1].desc_class(None, None, 2, [2, 3]))
+    for fused in (softmax, softmax1):
+        assert rule_ids(dmlpy.validate(_gemm_with(fused), feature_level=FL.LEVEL_6_1)) == []
+        assert_rule(dmlpy.validate(_gemm_with(fused), feature_level=FL.LEVEL_6_0), "OPERATOR.FEATURE_LEVEL", path="DML_GEMM_OPERATOR_DESC.FusedActivation.Type")
+    assert_rule(dmlpy.validate(conv_with(softmax)), "ACTIVATION.NOT_FUSABLE", path="DML_CONVOLUTION_OPERATOR_DESC.FusedActivation.Type")
+
+
+def test_a_fused_softmax1_axis_beyond_the_gemm_output_s_rank_is_named() -> None:
+    softmax1 = dmlpy.DML_OPERATOR_DESC(OP.ACTIVATION_SOFTMAX1, REGISTRY[OP.ACTIVATION_SOFTMAX1].desc_class(None, None, 2, [3, 4]))
+    report = dmlpy.validate(_gemm_with(softmax1))
+    assert rule_ids(report) == ["ACTIVATION.AXIS_RANGE"]
+    assert_rule(report, "ACTIVATION.AXIS_RANGE", path="DML_GEMM_OPERATOR_DESC.FusedActivation.Axes[1]")
+
+
 def test_a_fused_clip_is_not_fusable_into_an_operator_other_than_convolution_and_gemm() -> None:
     shape = (1, 1, 2, 2)
     add1 = DML_ELEMENT_WISE_ADD1_OPERATOR_DESC(buffer_tensor(F32, shape), buffer_tensor(F32, shape), buffer_tensor(F32, shape), FusedActivation.clip(0.0, 6.0))

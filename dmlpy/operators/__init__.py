@@ -209,7 +209,7 @@ def _check_generic(ctx: Checker, spec: OperatorSpec, desc: Any, path: str, buffe
     generic.check_constraints(ctx, spec.support, buffers, path)
     for f in dataclasses.fields(desc):
         if kind_of(f) is Kind.OPERATOR:
-            check_fused_activation(ctx, getattr(desc, f.name), f"{path}.{f.name}", host=spec.operator_type)
+            check_fused_activation(ctx, getattr(desc, f.name), f"{path}.{f.name}", host=spec.operator_type, host_output=buffers.get("OutputTensor"))
 
 
 def _unwrap(ctx: Checker, value: Any) -> DML_OPERATOR_DESC | None:

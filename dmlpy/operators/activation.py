@@ -182,8 +182,13 @@ def _fused_clip(x: np.ndarray, a: Any) -> np.ndarray:
     return np.minimum(np.maximum(x, x.dtype.type(a.Min)), x.dtype.type(a.Max))
 
 
-# Fused activations that are not ACTIVATION_* operators (their standalone kernels live with their own family).
-FUSED_FUNCTIONS: dict[OP, Callable[[np.ndarray, Any], np.ndarray]] = {OP.ELEMENT_WISE_CLIP: _fused_clip}
+# Fused activations without an element-wise function above: CLIP (its standalone kernel lives with its family) and
+# GEMM's SOFTMAX and SOFTMAX1 (over the output's last dimension, or Axes).
+FUSED_FUNCTIONS: dict[OP, Callable[[np.ndarray, Any], np.ndarray]] = {
+    OP.ELEMENT_WISE_CLIP: _fused_clip,
+    OP.ACTIVATION_SOFTMAX: lambda x, a: _softmax(x, (x.ndim - 1,), log=False),
+    OP.ACTIVATION_SOFTMAX1: lambda x, a: _softmax(x, reduced_axes(a, x.ndim), log=False),
+}
 
 # the fused-activation page (https://learn.microsoft.com/windows/ai/directml/dml-fused-activations): every type DirectML accepts as a FusedActivation.
 FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
@@ -195,10 +200,15 @@ FUSABLE_IN_DIRECTML: frozenset[OP] = frozenset({
 })  # fmt: skip
 
 # What some hosts fuse beyond that list, from the feature level that added it (DirectML's feature-level history,
-# https://learn.microsoft.com/windows/ai/directml/dml-feature-level-history: FL 6.0 "ELEMENT_WISE_CLIP can now be fused").
+# https://learn.microsoft.com/windows/ai/directml/dml-feature-level-history: ELEMENT_WISE_CLIP into CONVOLUTION and
+# GEMM from FL 6.0; GEMM's FusedActivation takes SOFTMAX and SOFTMAX1 from FL 6.1).
 HOST_FUSABLE: dict[OP, dict[OP, DML_FEATURE_LEVEL]] = {
     OP.CONVOLUTION: {OP.ELEMENT_WISE_CLIP: DML_FEATURE_LEVEL.LEVEL_6_0},
-    OP.GEMM: {OP.ELEMENT_WISE_CLIP: DML_FEATURE_LEVEL.LEVEL_6_0},
+    OP.GEMM: {
+        OP.ELEMENT_WISE_CLIP: DML_FEATURE_LEVEL.LEVEL_6_0,
+        OP.ACTIVATION_SOFTMAX: DML_FEATURE_LEVEL.LEVEL_6_1,
+        OP.ACTIVATION_SOFTMAX1: DML_FEATURE_LEVEL.LEVEL_6_1,
+    },
 }
 
 # Each page that says "the output tensor is permitted to alias InputTensor during binding". GELU's
@@ -248,11 +258,12 @@ def apply_fused(fused: DML_OPERATOR_DESC | None, y: np.ndarray) -> np.ndarray:
 
 
 def native_fused(fused: DML_OPERATOR_DESC | None) -> bool:
-    """Whether the C kernels apply this FusedActivation themselves (NULL, one of ``NATIVE_KERNELS``, or a CLIP
-    without ScaleBias, whose bounds are exact in float32 as the NumPy kernel's float64 clamp is)."""
+    """Whether the C kernels apply this FusedActivation themselves (NULL, one of the element-wise ``NATIVE_KERNELS``,
+    or a CLIP without ScaleBias, whose bounds are exact in float32 as the NumPy kernel's float64 clamp is; GEMM's
+    fused SOFTMAX runs on NumPy)."""
     if fused is not None and fused.Type == OP.ELEMENT_WISE_CLIP:
         return isinstance(fused.Desc, DML_ELEMENT_WISE_CLIP_OPERATOR_DESC) and fused.Desc.ScaleBias is None
-    return fused is None or fused.Type in NATIVE_KERNELS
+    return fused is None or fused.Type in NATIVE_KERNELS - NATIVE_SOFTMAX
 
 
 # ---------------------------------------------------------------------------------------
@@ -374,9 +385,10 @@ def _type_of(desc: ActivationDesc) -> OP:
     return next(t for t, cls in DESC_CLASSES.items() if isinstance(desc, cls))
 
 
-def check_fused_activation(ctx: Checker, fused: Any, path: str, host: OP | None = None) -> bool:
+def check_fused_activation(ctx: Checker, fused: Any, path: str, host: OP | None = None, host_output: DML_BUFFER_TENSOR_DESC | None = None) -> bool:
     """The fusion rules for a host operator's (normalised) ``FusedActivation`` at ``path``; ``host`` is the
-    host's operator type (what it may fuse beyond the fused-activation page: ``HOST_FUSABLE``).
+    host's operator type (what it may fuse beyond the fused-activation page: ``HOST_FUSABLE``), ``host_output``
+    its OutputTensor (what a fused SOFTMAX1's Axes index).
 
     Returns whether the activation can be applied (so the host may compute with it).
     """
@@ -406,6 +418,8 @@ def check_fused_activation(ctx: Checker, fused: Any, path: str, host: OP | None 
                         message="is set, but a fused activation's tensors must be NULL: it reads and writes the host operator's output")  # fmt: skip
     errors_before = sum(f.severity is Severity.ERROR for f in ctx.findings)
     _check_parameters(ctx, op_type, inner, path)
+    if op_type == OP.ACTIVATION_SOFTMAX1:
+        _check_axes(ctx, inner, path, {"InputTensor": host_output}, tensor="the host's OutputTensor")
     return ok and errors_before == sum(f.severity is Severity.ERROR for f in ctx.findings)
 
 
@@ -536,14 +550,14 @@ def _check_effective_rank(ctx: Checker, desc: Any, path: str, buffers: dict[str,
               message=f"is {fmt(tuple(x.Sizes or ()))}, of effective rank {rank}; the page allows at most 2 (the operator normalises the last dimension of a {{BatchCount, Width}} tensor)")  # fmt: skip
 
 
-def _check_axes(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None]) -> None:
+def _check_axes(ctx: Checker, desc: Any, path: str, buffers: dict[str, DML_BUFFER_TENSOR_DESC | None], tensor: str = "InputTensor") -> None:
     x = buffers["InputTensor"]
     if x is None or desc.Axes is None:
         return
     rank = x.DimensionCount
     for i, axis in enumerate(desc.Axes):
         ctx.check(axis < rank, AXIS_RANGE, f"{path}.Axes[{i}]", actual=axis, expected=f"0..{rank - 1}",
-                  message=f"is {axis}, expected an axis in [0, InputTensor.DimensionCount - 1] = [0, {rank - 1}]")  # fmt: skip
+                  message=f"is {axis}, expected an axis in [0, {tensor}'s DimensionCount - 1] = [0, {rank - 1}]")  # fmt: skip
         first = list(desc.Axes).index(axis)
         ctx.check(first == i, AXIS_DUPLICATE, f"{path}.Axes[{i}]", actual=axis, expected="an axis not listed before", message=f"is {axis}, already Axes[{first}]")
 

@@ -207,6 +207,36 @@ def test_a_fused_clip_with_a_scale_bias_scales_first_on_both_backends(rng: np.ra
         assert_close(y[0, 0], expected.astype(np.float32))
 
 
+def test_a_fused_softmax_normalizes_each_output_row_as_onnx_gemm_then_softmax(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """GEMM's FusedActivation takes ACTIVATION_SOFTMAX from feature level 6.1: over the output's last dimension."""
+    from onnx import helper
+
+    from dmlpy.operators.descs import DML_ACTIVATION_SOFTMAX_OPERATOR_DESC
+
+    m, k, n = 6, 9, 11
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,)))
+    nodes = [helper.make_node("Gemm", ["a", "b", "c"], ["g"], alpha=0.5, beta=2.0), helper.make_node("Softmax", ["g"], ["y"], axis=-1)]
+    expected = onnx_run(nodes, {"a": a, "b": b, "c": c})
+    fused = dmlpy.DML_OPERATOR_DESC(dmlpy.DML_OPERATOR_TYPE.ACTIVATION_SOFTMAX, DML_ACTIVATION_SOFTMAX_OPERATOR_DESC())
+    desc = gemm_desc((1, 1, m, k), (1, 1, k, n), (1, 1, m, n), (1, 1, m, n), alpha=0.5, beta=2.0, fused=fused, strides={"c": (0, 0, 0, 1)})
+    y = run(device, desc, a.reshape(1, 1, m, k), b.reshape(1, 1, k, n), np.broadcast_to(c, (1, 1, m, n)))
+    assert_close(y[0, 0], expected)
+
+
+def test_a_fused_softmax1_normalizes_over_its_axes(device: dmlpy.Device, rng: np.random.Generator) -> None:
+    """ACTIVATION_SOFTMAX1 with Axes {2, 3}: each batch's whole M x N output sums to 1 (torch.softmax over the flattened matrix)."""
+    import torch
+
+    from dmlpy.operators.descs import DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC
+
+    a, b = rng.standard_normal((2, 3, 4, 5)).astype(np.float32), rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    fused = dmlpy.DML_OPERATOR_DESC(dmlpy.DML_OPERATOR_TYPE.ACTIVATION_SOFTMAX1, DML_ACTIVATION_SOFTMAX1_OPERATOR_DESC(None, None, 2, [2, 3]))
+    y = run(device, gemm_desc(a.shape, b.shape, (2, 3, 4, 6), fused=fused), a, b)
+    product = torch.from_numpy(a).double() @ torch.from_numpy(b).double()
+    expected = torch.softmax(product.reshape(2, 3, 24), dim=-1).reshape(2, 3, 4, 6).numpy()
+    assert_close(y, expected)
+
+
 # ---------------------------------------------------------------------------------------
 # Hand-worked values: the direct sum's infinities and NaNs, FLOAT16 saturation
 
