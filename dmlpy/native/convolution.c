@@ -1090,6 +1090,17 @@ static void compute_run_fused(void* vp, uint64_t begin, uint64_t end, unsigned w
  * then every output row of the run is computed directly, vectorised along W, both W phases of a
  * stride-2 BACKWARD row interleaved in registers, and stored. No global packing pass, no GEMM. */
 
+#if defined(CONV_AVX512)
+/* The input lanes of grid columns [j0, j1) that fall in chunk k (grid columns 16k .. 16k + 15): bit j - 16k of
+ * each, or (two: the grid takes every second input column) bit 2 * (j - 16k) of a pair of 16-lane loads. */
+static inline uint32_t dw_chunk_lanes(uint64_t j0, uint64_t j1, uint64_t k, int two) {
+    const uint64_t lo = j0 > 16 * k ? j0 - 16 * k : 0, hi = j1 > 16 * k ? (j1 - 16 * k < 16 ? j1 - 16 * k : 16) : 0;
+    const unsigned scale = two ? 2u : 1u;
+    if (hi <= lo) return 0;
+    return (uint32_t)((((uint64_t)1 << (scale * hi)) - 1) & ~(((uint64_t)1 << (scale * lo)) - 1) & (two ? 0x55555555u : 0xFFFFu));
+}
+#endif
+
 /* Packed rows [jh0, jh1) of channel c of image n into buf; j0s/j1s: the real-input run of each W sub-row. */
 static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint64_t jh0, uint64_t jh1,
                     const uint64_t* j0s, const uint64_t* j1s) {
@@ -1112,11 +1123,10 @@ static void dw_pack(const conv_plan* p, float* buf, uint64_t n, uint64_t c, uint
         for (ud = 0; ud < D->nsub; ++ud) {
             for (uh = 0; uh < H->nsub; ++uh) {
                 for (uw = 0; uw < W->nsub; ++uw) {
-                    uint32_t lanes[4] = {0, 0, 0, 0}; /* per chunk: the input lanes of its valid grid columns */
-                    uint64_t j;
+                    uint32_t lanes[4]; /* per chunk: the input lanes of its valid grid columns */
                     /* element 0 of the grid row is input column sub_start (possibly before the row) */
                     const int64_t col0 = W->sub_start[uw];
-                    for (j = j0s[uw]; j < j1s[uw]; ++j) lanes[j / 16] |= 1u << (two ? 2 * (j % 16) : j % 16);
+                    for (k = 0; k < chunks; ++k) lanes[k] = dw_chunk_lanes(j0s[uw], j1s[uw], k, two);
                     for (jd = 0; jd < D->len; ++jd) {
                         const int64_t pd = sub_pos(D, ud, jd);
                         for (jh = jh0; jh < jh1; ++jh, dst += W->len) {

@@ -14,7 +14,12 @@
  * for each input column w, the taps (kd, kh) are added in increasing order; the column sums are then
  * added in increasing kw order.
  *
- * Four paths:
+ * Five paths:
+ *   global path   - (AVX-512, FLOAT32) one output per plane whose window is the whole plane without padding
+ *                   (global average pooling, as ONNX exports it), planes of at most POOL_GLOBAL_MAX
+ *                   elements: 16 channels per vector, each tap one gather, in the order above (per column
+ *                   the taps down it, then the columns from a -0.0 start), so the bits are the register
+ *                   path's; a plane of 2x2 costs a few gathers per 16 channels instead of a row item.
  *   register path - (AVX-512) input W stride 1, at most 256 input columns used and 256 output columns:
  *                   per output row, the vertical sums of the input row's 16-column vectors are kept in
  *                   registers and every W tap is a lane permutation of them added under a lane mask;
@@ -46,7 +51,12 @@
 #define POOL_SCRATCH_CAP ((uint64_t)1 << 18)
 #endif
 
-enum { PATH_ROW = 0, PATH_CHANNEL = 1, PATH_DIRECT = 2, PATH_REG = 3 };
+enum { PATH_ROW = 0, PATH_CHANNEL = 1, PATH_DIRECT = 2, PATH_REG = 3, PATH_GLOBAL = 4 };
+
+/* Global path: at most this many input elements per plane (each one gather per 16 channels). */
+#ifndef POOL_GLOBAL_MAX
+#define POOL_GLOBAL_MAX 64
+#endif
 
 /* Register path limits: input vectors of 16 columns per row, output blocks of 16 columns, W tap entries,
  * the W tap span of one block, output rows per (n, c) plane, and distinct row divisors. */
@@ -984,7 +994,63 @@ static void run_reg(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
         narrow_rows_t(p, begin, end, 0, 0, 0);
     }
 }
+
+/* Blocks [begin, end) of 16 channels (block b: image b / ceil(C / 16)): the whole-plane average of each, the
+ * column sums (taps down the column in increasing (kd, kh)) added in increasing kw from -0.0, times the
+ * reciprocal of the plane size, as run_reg sums it. */
+static void run_global(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const pool_plan* p = (const pool_plan*)vp;
+    const uint64_t blocks = (p->C + 15) / 16;
+    const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)p->xs_c));
+    const __m512 inv = _mm512_set1_ps(reciprocal(p->in[0] * p->in[1], p->in[2]));
+    uint64_t b;
+    (void)worker;
+    for (b = begin; b < end; ++b) {
+        const uint64_t n = b / blocks, c0 = b % blocks * 16, count = p->C - c0 < 16 ? p->C - c0 : 16;
+        const __mmask16 m = count >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << count) - 1u);
+        const float* base = (const float*)p->x + n * p->xs_n + c0 * p->xs_c;
+        __m512 s = _mm512_set1_ps(-0.0f);
+        uint64_t d, h, w;
+        for (w = 0; w < p->in[2]; ++w) {
+            __m512 col = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lane, base + w * p->xs[2], 4);
+            for (d = 0; d < p->in[0]; ++d) {
+                for (h = 0; h < p->in[1]; ++h) {
+                    if (d == 0 && h == 0) continue;
+                    col = _mm512_add_ps(col, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lane, base + d * p->xs[0] + h * p->xs[1] + w * p->xs[2], 4));
+                }
+            }
+            s = _mm512_add_ps(s, col);
+        }
+        s = _mm512_mul_ps(s, inv);
+        if (p->ys_c == 1) {
+            _mm512_mask_storeu_ps((float*)p->y + n * p->ys_n + c0, m, s);
+        } else {
+            float t[16];
+            uint64_t j;
+            _mm512_storeu_ps(t, s);
+            for (j = 0; j < count; ++j) ((float*)p->y)[n * p->ys_n + (c0 + j) * p->ys_c] = t[j];
+        }
+    }
+}
 #endif
+
+/* Whether the global path takes the call: FLOAT32 (AVX-512), one output per plane whose window is the whole
+ * plane (no padding, dilation 1 where the window is longer than 1), at most POOL_GLOBAL_MAX elements a plane, and
+ * 16 channels' input offsets in 32 bits. */
+static int global_path_fits(const pool_plan* p) {
+#if defined(POOL_AVX512)
+    int d;
+    if (p->half || p->in[0] * p->in[1] * p->in[2] > POOL_GLOBAL_MAX || p->xs_c > (uint64_t)INT32_MAX / 16) return 0;
+    for (d = 0; d < 3; ++d) {
+        if (p->out[d] != 1 || p->win[d] != p->in[d] || p->sp[d] != 0 || p->ep[d] != 0 || (p->in[d] > 1 && p->dil[d] != 1)) return 0;
+    }
+    return 1;
+#else
+    (void)p;
+    return 0;
+#endif
+}
 
 /* ---- channel path (input C stride 1) --------------------------------------------------------------- */
 
@@ -1442,7 +1508,9 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
 
     /* Pick the path. The scratch-based paths need every per-dim table and row buffer to be modest. */
     table_len = p.out[0] + p.out[1] + OW;
-    if (table_len > 3 * POOL_SCRATCH_CAP) {
+    if (global_path_fits(&p)) {
+        p.path = PATH_GLOBAL;
+    } else if (table_len > 3 * POOL_SCRATCH_CAP) {
         p.path = PATH_DIRECT;
     } else if (p.xs_c == 1 && p.xs[2] != 1 && p.C >= 8 && p.C <= POOL_SCRATCH_CAP) {
         p.path = PATH_CHANNEL;
@@ -1452,7 +1520,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         p.path = PATH_DIRECT;
     }
 
-    if (p.path != PATH_DIRECT) {
+    if (p.path != PATH_DIRECT && p.path != PATH_GLOBAL) {
         uint64_t o, cols = 0, ow_a = 0, ow_b = 0;
         int d, seen_full = 0;
         pool_taps* t;
@@ -1502,7 +1570,11 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
     {
         double taps_v = (double)p.win[0] * (double)p.win[1];
         double est;
-        if (p.path == PATH_REG) {
+        if (p.path == PATH_GLOBAL) {
+            /* per block of 16 channels, one gather (about 4 vector operations) and one add per tap */
+            items = p.N * ((p.C + 15) / 16);
+            est = 80.0 * (double)items * (double)(p.in[0] * p.in[1] * p.in[2]);
+        } else if (p.path == PATH_REG) {
             /* Per output row: the row loads and adds, the W tap permutes and adds, the scale and store,
              * about one 16-lane vector operation each. */
             items = p.N * p.C * p.out[0] * p.out[1];
@@ -1550,6 +1622,7 @@ int32_t dmlpy_average_pooling(const DML_OPERATOR_DESC* desc, UINT inputCount, co
         dmlpy_range_fn fn = p.path == PATH_ROW ? run_rows : p.path == PATH_CHANNEL ? run_pixels : run_direct;
 #if defined(POOL_AVX512)
         if (p.path == PATH_REG) fn = run_reg;
+        if (p.path == PATH_GLOBAL) fn = run_global;
 #endif
         dmlpy_parallel_for(items, grain, threads, fn, &p);
     }

@@ -413,6 +413,50 @@ def test_nhwc_input_and_padded_output_give_the_doc_example(device: dmlpy.Device)
     np.testing.assert_array_equal(y, expected)
 
 
+def column_order_global_average(x: np.ndarray) -> np.ndarray:
+    """Whole-plane averages {N, C, 1, ...} in the C kernels' order, one float32 step at a time: per input column
+    the taps down it (D, then H, increasing), the column sums added from -0.0 in column order, then times the
+    float32 reciprocal of the plane size."""
+    n, c, width = x.shape[0], x.shape[1], x.shape[-1]
+    columns = x.reshape(n, c, -1, width)
+    inverse = np.float32(1.0 / columns.shape[2] / width)
+    out = np.empty((n, c), np.float32)
+    for i, j in itertools.product(range(n), range(c)):
+        total = np.float32(-0.0)
+        for w in range(width):
+            column = columns[i, j, 0, w]
+            for r in range(1, columns.shape[2]):
+                column = np.float32(column + columns[i, j, r, w])
+            total = np.float32(total + column)
+        out[i, j] = np.float32(total * inverse)
+    return out.reshape((n, c) + (1,) * (x.ndim - 2))
+
+
+# Global average pooling (window = plane, no padding): the C kernel's global path takes planes of up to 64 elements,
+# 16 channels per vector; larger planes go through the register path, in the same order of adds.
+GLOBAL_CASES = [
+    pytest.param((2, 1283, 2, 2), None, None, id="1283 channels of 2x2 (MobileNetV2's 1280 and a partial block of 3), two images"),
+    pytest.param((1, 64, 8, 8), None, None, id="64 channels of 8x8, the largest plane the global path takes"),
+    pytest.param((1, 40, 5, 13), None, None, id="65-element planes: beyond the global path"),
+    pytest.param((1, 37, 2, 3, 4), None, None, id="5-D: 37 channels of 2x3x4"),
+    pytest.param((2, 20, 3, 3), "nhwc", (60, 3, 1, 1), id="NHWC input, an output with a channel stride of 3"),
+]
+
+
+@pytest.mark.parametrize(("sizes", "layout", "out_strides"), GLOBAL_CASES)
+@pytest.mark.parametrize("include_padding", [False, True], ids=["excluding padding", "including padding"])
+def test_global_average_pooling_sums_columns_in_order(device: dmlpy.Device, rng: np.random.Generator, sizes: tuple[int, ...], layout: str | None,
+                                                      out_strides: tuple[int, ...] | None, include_padding: bool) -> None:  # fmt: skip
+    x = (rng.standard_normal(sizes) * 10).astype(np.float32)
+    desc = pool_desc(sizes, sizes[2:], include_padding=include_padding, in_strides=dmlpy.nhwc_strides(sizes) if layout else None, out_strides=out_strides)
+    y = run_pool(desc, x, device)
+    expected = column_order_global_average(x)
+    if device.backend_name == "native":
+        np.testing.assert_array_equal(y, expected)  # the same order of adds: the same bits
+    np.testing.assert_allclose(y, expected, **TOLERANCE[np.dtype(np.float32)])
+    np.testing.assert_allclose(y, x.astype(np.float64).mean(axis=tuple(range(2, x.ndim)), keepdims=True), **TOLERANCE[np.dtype(np.float32)])
+
+
 @pytest.mark.parametrize("axis", [0, 1], ids=["broadcast-N", "broadcast-C"])
 def test_broadcast_input_stride_zero(device: dmlpy.Device, axis: int) -> None:
     """A 0 stride on N or C reads one image for every batch item or channel."""
