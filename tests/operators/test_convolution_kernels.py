@@ -19,6 +19,7 @@ The property tests also check that native and NumPy agree with each other.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import itertools
 import math
@@ -1526,6 +1527,40 @@ SMALL_K_CASES = {
 @pytest.mark.parametrize("case", list(SMALL_K_CASES.values()), ids=list(SMALL_K_CASES))
 def test_pointwise_convolutions_with_few_channel_taps_match_the_oracles(backend: str, case: ConvCase) -> None:
     check_case(backend, case)
+
+
+# Depthwise 3x3 stride 2 FORWARD straight from the input (dw_s2_rows; planes whose output rows have 8 columns or more)
+DEPTHWISE_STRIDE_2_CASES = {
+    "MobileNetV2's 48 channels of 32x32 to 16x16, bias, CLIP": depthwise_case(48, (32, 32), 3, strides=(2, 2), bias=True, activation=CLIP, seed=71),
+    "two images of 8 channels of 70x67: three 16-output blocks a row, the column before each block carried in, a partial block": small_case(
+        (2, 8, 70, 67), (8, 1, 3, 3), groups=8, strides=(2, 2), bias=True, seed=72,
+    ),
+    "no padding (the column after each block carried in), 34x50, odd rows left over after groups of four": small_case(
+        (1, 12, 34, 50), (12, 1, 3, 3), groups=12, strides=(2, 2), start=(0, 0), end=(0, 0), activation=Activation("RELU"), seed=73,
+    ),
+    "CONVOLUTION mode (the filter flipped), end padding 1, 17x31": small_case(
+        (1, 16, 17, 31), (16, 1, 3, 3), groups=16, strides=(2, 2), start=(1, 1), end=(1, 1), mode=int(CONVOLUTION), seed=74,
+    ),
+    "a 112x112 plane split into row chunks across items, 2 channels": small_case((1, 2, 112, 112), (2, 1, 3, 3), groups=2, strides=(2, 2), bias=True, seed=75),
+    "padded output rows and a channels-last filter": small_case(
+        (1, 24, 20, 20), (24, 1, 3, 3), groups=24, strides=(2, 2), layouts=("packed", "channels-last", "packed", "padded"), seed=76,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DEPTHWISE_STRIDE_2_CASES.values()), ids=list(DEPTHWISE_STRIDE_2_CASES))
+def test_depthwise_stride_2_rows_from_the_input_match_the_oracles(backend: str, case: ConvCase) -> None:
+    check_case(backend, case)
+
+
+@pytest.mark.parametrize("case", list(DEPTHWISE_STRIDE_2_CASES.values())[:3], ids=list(DEPTHWISE_STRIDE_2_CASES)[:3])
+def test_depthwise_stride_2_rows_give_the_packed_path_s_bits(case: ConvCase) -> None:
+    """An NHWC input (W stride above 1) takes the packed depthwise path: the same taps in the same order, the same bytes."""
+    x, w, b = case.arrays()
+    device = native_device()
+    direct = run_conv(case.desc(), device, x, w, b)
+    packed = run_conv(dataclasses.replace(case, layouts=("nhwc", *case.layouts[1:])).desc(), device, x, w, b)
+    np.testing.assert_array_equal(direct, packed)
 
 
 # A fused CLIP on each native path's epilogue (MobileNets fuse ReLU6, CLIP 0..6, into every expansion and depthwise layer)
