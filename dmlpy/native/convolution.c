@@ -205,7 +205,7 @@ typedef struct conv_plan {
     uint64_t dw_batch;        /* items packed, then computed, together (1 unless an item is a whole plane) */
     uint64_t dw_cmax_h;      /* largest H tap offset (grid rows an item reads past its own) */
     float* dw_buf;
-    int dw_s2;               /* 3x3 stride-2 FORWARD rows computed from the input itself (dw_s2_rows) */
+    int dw_k3;               /* 3x3 stride-1 or -2 FORWARD rows computed from the input itself (dw_k3_rows) */
 } conv_plan;
 
 /* ---- element access ------------------------------------------------------------------------------ */
@@ -1415,19 +1415,21 @@ CONV_NOINLINE void dw_plane_flat(const conv_plan* p, uint64_t ybase, uint64_t ys
 #endif
 
 #if defined(CONV_AVX512)
-/* Depthwise 3x3 stride-2 FORWARD (MobileNets' stride-2 layers) straight from the input, NR output rows (from oh0) of
- * channel g of image n at once: per block of 16 outputs, each of the 2 NR + 1 input rows they read is loaded once
- * and its 32 columns split into even and odd columns by two permutes; with start padding 1 the W taps are the odd
- * columns moved one lane (the column before the block coming in), the even and the odd columns (start padding 0:
- * even, odd, even moved one lane the other way, the column after the block coming in). Each output row's taps are multiply-added from zero in the tap
- * tables' order (kh, then kw), padding as zeros, then bias and activation: the packed path's operations, without
- * the packing, and NR independent chains instead of one. */
+/* Depthwise 3x3 FORWARD at stride S (1 or 2; MobileNets' depthwise layers) straight from the input, NR output rows
+ * (from oh0) of channel g of image n at once: per block of 16 outputs, each of the S (NR - 1) + 3 input rows they
+ * read is loaded once. At stride 1 the three W taps are three masked loads one column apart; at stride 2 the
+ * row's 32 columns are split into even and odd columns by two permutes, and with start padding 1 the taps are the
+ * odd columns moved one lane (the column before the block coming in), the even and the odd columns (start
+ * padding 0: even, odd, even moved one lane the other way, the column after the block coming in). Each output
+ * row's taps are multiply-added from zero in the tap tables' order (kh, then kw), padding as zeros, then bias and
+ * activation: the packed path's operations, without the packing, and NR independent chains instead of one. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define DW_S2_UNROLL _Pragma("GCC unroll 9") /* every row and chain a constant: the sums stay in registers */
+#define DW_K3_UNROLL _Pragma("GCC unroll 9") /* every row and chain a constant: the sums stay in registers */
 #else
-#define DW_S2_UNROLL
+#define DW_K3_UNROLL
 #endif
-CONV_INLINE void dw_s2_group(const conv_plan* p, const float* x, float* y, const __m512* wt, __m512 bv, uint64_t oh0, unsigned NR) {
+CONV_INLINE void dw_k3_group(const conv_plan* p, const float* x, float* y, const __m512* wt, __m512 bv, uint64_t oh0, unsigned NR,
+                             unsigned S) {
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
     const uint64_t IH = H->in, IW = W->in, OW = W->out, blocks = (OW + 15) / 16;
@@ -1435,63 +1437,85 @@ CONV_INLINE void dw_s2_group(const conv_plan* p, const float* x, float* y, const
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512 zero = _mm512_setzero_ps();
     const int pad1 = W->sp == 1;
-    const int64_t ih0 = 2 * (int64_t)oh0 - (int64_t)H->sp;
+    const int64_t ih0 = (int64_t)S * (int64_t)oh0 - (int64_t)H->sp;
     uint64_t b;
-    unsigned i, r;
+    unsigned i, r, kw;
     for (b = 0; b < blocks; ++b) {
-        const uint64_t c0 = 32 * b;
-        const __mmask16 mlo = IW > c0 ? mask_n(IW - c0) : 0, mhi = IW > c0 + 16 ? mask_n(IW - c0 - 16) : 0;
+        const uint64_t c0 = S * 16 * b;
+        __mmask16 mlo = 0, mhi = 0, mk[3] = {0, 0, 0};
         __m512 acc[4] = {zero, zero, zero, zero};
-        DW_S2_UNROLL for (i = 0; i < 2 * NR + 1; ++i) {
+        if (S == 2) {
+            mlo = IW > c0 ? mask_n(IW - c0) : 0;
+            mhi = IW > c0 + 16 ? mask_n(IW - c0 - 16) : 0;
+        } else {
+            for (kw = 0; kw < 3; ++kw) { /* lane j reads input column c0 - sp + kw + j: inside [0, IW) only */
+                const int64_t first = (int64_t)c0 - (int64_t)W->sp + (int64_t)kw;
+                const uint32_t below = first < 0 ? (uint32_t)(-first) : 0u;
+                const uint64_t above = (int64_t)IW > first ? (uint64_t)((int64_t)IW - first) : 0u;
+                mk[kw] = (__mmask16)(mask_n(above) & ~mask_n(below));
+            }
+        }
+        DW_K3_UNROLL for (i = 0; i < S * (NR - 1) + 3; ++i) {
             const int64_t ih = ih0 + (int64_t)i;
-            __m512 e = zero, o = zero, t0, t1, t2;
-            float edge = 0.0f; /* the input column just before the block (start padding 1) or just after it (0) */
+            __m512 t0 = zero, t1 = zero, t2 = zero;
             if (ih >= 0 && (uint64_t)ih < IH) {
                 const float* row = x + (uint64_t)ih * p->xs[1] + c0;
-                const __m512 lo = _mm512_maskz_loadu_ps(mlo, row), hi = _mm512_maskz_loadu_ps(mhi, row + 16);
-                e = _mm512_permutex2var_ps(lo, even, hi);
-                o = _mm512_permutex2var_ps(lo, odd, hi);
-                if (pad1 ? c0 > 0 : c0 + 32 < IW) edge = pad1 ? row[-1] : row[32];
+                if (S == 1) {
+                    const float* at = row - W->sp;
+                    t0 = _mm512_maskz_loadu_ps(mk[0], at);
+                    t1 = _mm512_maskz_loadu_ps(mk[1], at + 1);
+                    t2 = _mm512_maskz_loadu_ps(mk[2], at + 2);
+                } else {
+                    const __m512 lo = _mm512_maskz_loadu_ps(mlo, row), hi = _mm512_maskz_loadu_ps(mhi, row + 16);
+                    const __m512 e = _mm512_permutex2var_ps(lo, even, hi), o = _mm512_permutex2var_ps(lo, odd, hi);
+                    /* the input column just before the block (start padding 1) or just after it (0) */
+                    const float edge = (pad1 ? c0 > 0 : c0 + 32 < IW) ? (pad1 ? row[-1] : row[32]) : 0.0f;
+                    if (pad1) {
+                        t0 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(o), _mm512_castps_si512(_mm512_set1_ps(edge)), 15));
+                        t1 = e;
+                        t2 = o;
+                    } else {
+                        t0 = e;
+                        t1 = o;
+                        t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(edge)), _mm512_castps_si512(e), 1));
+                    }
+                }
             }
-            if (pad1) {
-                t0 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(o), _mm512_castps_si512(_mm512_set1_ps(edge)), 15));
-                t1 = e;
-                t2 = o;
-            } else {
-                t0 = e;
-                t1 = o;
-                t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(edge)), _mm512_castps_si512(e), 1));
-            }
-            DW_S2_UNROLL for (r = 0; r < NR; ++r) { /* output row r reads input rows 2r .. 2r + 2 of the group: tap row i - 2r */
-                if (i >= 2 * r && i <= 2 * r + 2) {
-                    const unsigned kh = i - 2 * r;
+            DW_K3_UNROLL for (r = 0; r < NR; ++r) { /* output row r reads input rows S r .. S r + 2 of the group */
+                if (i >= S * r && i <= S * r + 2) {
+                    const unsigned kh = i - S * r;
                     acc[r] = _mm512_fmadd_ps(wt[3 * kh], t0, acc[r]);
                     acc[r] = _mm512_fmadd_ps(wt[3 * kh + 1], t1, acc[r]);
                     acc[r] = _mm512_fmadd_ps(wt[3 * kh + 2], t2, acc[r]);
                 }
             }
         }
-        DW_S2_UNROLL for (r = 0; r < NR; ++r) {
+        DW_K3_UNROLL for (r = 0; r < NR; ++r) {
             _mm512_mask_storeu_ps(y + (oh0 + r) * p->ys[1] + 16 * b, mask_n(OW - 16 * b), finish_vec(&p->act, acc[r], bv));
         }
     }
 }
 
-/* Output rows [oh0, oh1) of channel g of image n by dw_s2_group, four at a time. */
-CONV_NOINLINE void dw_s2_rows(const conv_plan* p, uint64_t n, uint64_t g, uint64_t oh0, uint64_t oh1) {
+/* Output rows [oh0, oh1) of channel g of image n by dw_k3_group, four at a time. */
+CONV_NOINLINE void dw_k3_rows(const conv_plan* p, uint64_t n, uint64_t g, uint64_t oh0, uint64_t oh1) {
     const float* x = (const float*)p->x + n * p->xs_n + g * p->xs_c;
     float* y = (float*)p->y + n * p->ys_n + g * p->ys_c;
     const __m512 bv = _mm512_set1_ps(bias_of(p, g));
     __m512 wt[9];
     uint64_t oh, kh, kw;
-    DW_S2_UNROLL for (kh = 0; kh < 3; ++kh) {
-        DW_S2_UNROLL for (kw = 0; kw < 3; ++kw) {
+    DW_K3_UNROLL for (kh = 0; kh < 3; ++kh) {
+        DW_K3_UNROLL for (kw = 0; kw < 3; ++kw) {
             const uint64_t fh = p->flip ? 2 - kh : kh, fw = p->flip ? 2 - kw : kw;
             wt[3 * kh + kw] = _mm512_set1_ps(((const float*)p->w)[g * p->ws_0 + fh * p->ws[1] + fw * p->ws[2]]);
         }
     }
-    for (oh = oh0; oh + 4 <= oh1; oh += 4) dw_s2_group(p, x, y, wt, bv, oh, 4);
-    for (; oh < oh1; ++oh) dw_s2_group(p, x, y, wt, bv, oh, 1);
+    if (p->dim[2].s == 2) {
+        for (oh = oh0; oh + 4 <= oh1; oh += 4) dw_k3_group(p, x, y, wt, bv, oh, 4, 2);
+        for (; oh < oh1; ++oh) dw_k3_group(p, x, y, wt, bv, oh, 1, 2);
+    } else {
+        for (oh = oh0; oh + 4 <= oh1; oh += 4) dw_k3_group(p, x, y, wt, bv, oh, 4, 1);
+        for (; oh < oh1; ++oh) dw_k3_group(p, x, y, wt, bv, oh, 1, 1);
+    }
 }
 #endif
 
@@ -1537,11 +1561,11 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     tb.tw = tw;
     tb.first = first;
 #if defined(CONV_AVX512)
-    if (p->dw_s2) {
+    if (p->dw_k3) {
         for (item = begin; item < cend; ++item) {
             const uint64_t c = item % p->dw_chunks, th0 = c * p->dw_rows, th1 = th0 + p->dw_rows < H->out ? th0 + p->dw_rows : H->out;
             const uint64_t gi = (item / p->dw_chunks) % p->G, ni = item / (p->dw_chunks * p->G);
-            if (th0 < th1) dw_s2_rows(p, ni, gi, th0, th1);
+            if (th0 < th1) dw_k3_rows(p, ni, gi, th0, th1);
         }
         for (item = begin > cend ? begin : cend; item < end; ++item) fill_item(p, item - p->compute_items);
         return;
@@ -1922,15 +1946,15 @@ static void dw_lanes_run(void* vp, uint64_t begin, uint64_t end, unsigned worker
 #endif
 
 /* DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not one for this path. */
-/* Whether dw_s2_rows computes the call: 2-D FORWARD float32 depthwise (one channel per group and output), 3x3,
- * stride 2, start padding 0 or 1, no OutputPadding, unit W strides. */
-static int dw_s2_fits(const conv_plan* p) {
+/* Whether dw_k3_rows computes the call: 2-D FORWARD float32 depthwise (one channel per group and output), 3x3,
+ * stride 1 or 2 in both dims, start padding 0 or 1, no OutputPadding, unit W strides. */
+static int dw_k3_fits(const conv_plan* p) {
 #if defined(CONV_AVX512)
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
     return !p->half && !p->backward && p->Cin_g == 1 && p->Cout_g == 1 && D->in == 1 && D->out == 1 && H->k == 3 && W->k == 3 &&
-           H->s == 2 && W->s == 2 && H->d == 1 && W->d == 1 && H->sp <= 1 && W->sp <= 1 && H->outc == H->out && W->outc == W->out &&
+           (H->s == 1 || H->s == 2) && W->s == H->s && H->d == 1 && W->d == 1 && H->sp <= 1 && W->sp <= 1 && H->outc == H->out && W->outc == W->out &&
            H->T[0] == H->out && p->xs[2] == 1 && p->ys[2] == 1;
 #else
     (void)p;
@@ -1947,9 +1971,9 @@ static int32_t run_dw_lanes(conv_plan* p, uint64_t work, UINT threadCount) {
     uint64_t od, oh, ow, kd, kh, kw, items, o = 0, npairs = 0, i;
     unsigned threads;
     int d;
-    /* rows of 8 outputs and more are dw_s2_rows' (96 channels of 16x16 to 8x8: 23.6 -> 14.2 us); on smaller
+    /* rows of 8 outputs and more are dw_k3_rows' (96 channels of 16x16 to 8x8: 23.6 -> 14.2 us); on smaller
      * planes its per-channel setup costs more than the lanes' gathers (192 channels of 4x4: 4.7 -> 9.4 us) */
-    if (p->half || p->backward || p->Cin_g != 1 || p->Cout_g != 1 || (dw_s2_fits(p) && W->out >= 8)) return -1;
+    if (p->half || p->backward || p->Cin_g != 1 || p->Cout_g != 1 || (dw_k3_fits(p) && W->out >= 8)) return -1;
     for (d = 0; d < 3; ++d) {
         if (p->dim[d].outc != p->dim[d].out) return -1;
     }
@@ -2057,7 +2081,7 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
     while (rows > 1 && groups_items * ((tmax + rows - 1) / rows) < (uint64_t)limit * 8) rows = (rows + 1) / 2;
     p->dw_rows = rows;
     p->dw_chunks = (tmax + rows - 1) / rows;
-    p->dw_s2 = dw_s2_fits(p);
+    p->dw_k3 = dw_k3_fits(p);
     p->compute_items = groups_items * p->dw_chunks;
     p->fill_needed = D->outc < D->out || H->outc < H->out || W->outc < W->out;
     p->fill_items = p->fill_needed ? p->N * p->Cout : 0;

@@ -1529,8 +1529,9 @@ def test_pointwise_convolutions_with_few_channel_taps_match_the_oracles(backend:
     check_case(backend, case)
 
 
-# Depthwise 3x3 stride 2 FORWARD straight from the input (dw_s2_rows; planes whose output rows have 8 columns or more)
-DEPTHWISE_STRIDE_2_CASES = {
+# Depthwise 3x3 FORWARD at stride 1 or 2 straight from the input (dw_k3_rows; planes whose output rows have 8 columns
+# or more)
+DEPTHWISE_3X3_CASES = {
     "MobileNetV2's 48 channels of 32x32 to 16x16, bias, CLIP": depthwise_case(48, (32, 32), 3, strides=(2, 2), bias=True, activation=CLIP, seed=71),
     "two images of 8 channels of 70x67: three 16-output blocks a row, the column before each block carried in, a partial block": small_case(
         (2, 8, 70, 67), (8, 1, 3, 3), groups=8, strides=(2, 2), bias=True, seed=72,
@@ -1545,17 +1546,29 @@ DEPTHWISE_STRIDE_2_CASES = {
     "padded output rows and a channels-last filter": small_case(
         (1, 24, 20, 20), (24, 1, 3, 3), groups=24, strides=(2, 2), layouts=("packed", "channels-last", "packed", "padded"), seed=76,
     ),
+    "stride 1: MobileNetV2's 48 channels of 16x16, bias, CLIP": depthwise_case(48, (16, 16), 3, bias=True, activation=CLIP, seed=77),
+    "stride 1, 40 columns (three blocks, the first and last reading padding), 10 rows (two left over)": small_case(
+        (1, 6, 10, 40), (6, 1, 3, 3), groups=6, bias=True, seed=78,
+    ),
+    "stride 1 without padding, two images": small_case((2, 10, 12, 21), (10, 1, 3, 3), groups=10, start=(0, 0), end=(0, 0), seed=79),
+    "stride 1, 96 channels of 8x8 (rows of 8 outputs: the smallest this path takes), CONVOLUTION mode": depthwise_case(
+        96, (8, 8), 3, mode=int(CONVOLUTION), seed=80,
+    ),
 }
 
 
-@pytest.mark.parametrize("case", list(DEPTHWISE_STRIDE_2_CASES.values()), ids=list(DEPTHWISE_STRIDE_2_CASES))
-def test_depthwise_stride_2_rows_from_the_input_match_the_oracles(backend: str, case: ConvCase) -> None:
+@pytest.mark.parametrize("case", list(DEPTHWISE_3X3_CASES.values()), ids=list(DEPTHWISE_3X3_CASES))
+def test_depthwise_3x3_rows_from_the_input_match_the_oracles(backend: str, case: ConvCase) -> None:
     check_case(backend, case)
 
 
-@pytest.mark.parametrize("case", list(DEPTHWISE_STRIDE_2_CASES.values())[:3], ids=list(DEPTHWISE_STRIDE_2_CASES)[:3])
-def test_depthwise_stride_2_rows_give_the_packed_path_s_bits(case: ConvCase) -> None:
+BITS_CASES = [name for name in DEPTHWISE_3X3_CASES if name.startswith(("MobileNetV2", "two images", "no padding", "stride 1"))]
+
+
+@pytest.mark.parametrize("name", BITS_CASES)
+def test_depthwise_3x3_rows_give_the_packed_path_s_bits(name: str) -> None:
     """An NHWC input (W stride above 1) takes the packed depthwise path: the same taps in the same order, the same bytes."""
+    case = DEPTHWISE_3X3_CASES[name]
     x, w, b = case.arrays()
     device = native_device()
     direct = run_conv(case.desc(), device, x, w, b)
