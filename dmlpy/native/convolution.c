@@ -54,6 +54,9 @@
  *   Small planes (at most 64 outputs, FORWARD float32, one channel per group) go instead to run_dw_lanes: 16
  *   channels in the lanes, gathered and scattered, each output the sum of its valid taps (MobileNet's 2x2 .. 8x8
  *   stages: 336 channels of 2x2 in 4 us instead of 19).
+ *   2-D FORWARD float32 3x3 at stride 1 or 2 (MobileNets' depthwise layers) with output rows of 8 columns and
+ *   more skips the packing: dw_k3_rows reads the input rows directly (stride 2: split into even and odd columns
+ *   by permutes), four output rows at a time, the same taps in the same order as the packed loops.
  *
  * 3. Direct path: everything the fast paths do not take (very large strides, kernels, dilations or
  *   paddings, scratch too large): one output element at a time by the gather form, no scratch memory.
