@@ -1522,6 +1522,21 @@ CONV_NOINLINE void dw_k3_rows(const conv_plan* p, uint64_t n, uint64_t g, uint64
 }
 #endif
 
+#if defined(CONV_AVX512)
+/* dw_run's items (n, g, chunk of output rows) by dw_k3_rows: no packing, no per-worker buffer. */
+static void dw_k3_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
+    const conv_plan* p = (const conv_plan*)vp;
+    const uint64_t OH = p->dim[1].out, cend = end < p->compute_items ? end : p->compute_items;
+    uint64_t item;
+    (void)worker;
+    for (item = begin; item < cend; ++item) {
+        const uint64_t th0 = item % p->dw_chunks * p->dw_rows, th1 = th0 + p->dw_rows < OH ? th0 + p->dw_rows : OH;
+        if (th0 < th1) dw_k3_rows(p, item / (p->dw_chunks * p->G), (item / p->dw_chunks) % p->G, th0, th1);
+    }
+    for (item = begin > cend ? begin : cend; item < end; ++item) fill_item(p, item - p->compute_items);
+}
+#endif
+
 static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     const conv_plan* p = (const conv_plan*)vp;
     const conv_dim* D = &p->dim[0];
@@ -1563,17 +1578,6 @@ static void dw_run(void* vp, uint64_t begin, uint64_t end, unsigned worker) {
     tb.to = to;
     tb.tw = tw;
     tb.first = first;
-#if defined(CONV_AVX512)
-    if (p->dw_k3) {
-        for (item = begin; item < cend; ++item) {
-            const uint64_t c = item % p->dw_chunks, th0 = c * p->dw_rows, th1 = th0 + p->dw_rows < H->out ? th0 + p->dw_rows : H->out;
-            const uint64_t gi = (item / p->dw_chunks) % p->G, ni = item / (p->dw_chunks * p->G);
-            if (th0 < th1) dw_k3_rows(p, ni, gi, th0, th1);
-        }
-        for (item = begin > cend ? begin : cend; item < end; ++item) fill_item(p, item - p->compute_items);
-        return;
-    }
-#endif
     if (begin < cend) {
         chunk = begin % p->dw_chunks;
         g = (begin / p->dw_chunks) % p->G;
@@ -2105,6 +2109,13 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
     if (!dmlpy_mul_u64(p->dw_buf_floats, (uint64_t)threads * sizeof(float), &bytes) || bytes > CONV_SCRATCH_CAP) {
         return -1;
     }
+#if defined(CONV_AVX512)
+    if (p->dw_k3) { /* rows straight from the input: no buffer */
+        const uint64_t grain = threads <= 1 ? items : p->compute_items / ((uint64_t)threads * 8);
+        dmlpy_parallel_for(items, grain ? grain : 1, threads, dw_k3_run, p);
+        return DMLPY_OK;
+    }
+#endif
     block = conv_scratch_get(bytes + 64);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
     p->dw_buf = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
