@@ -127,14 +127,9 @@ void dmlpy_act_apply_row_from(const dmlpy_act* a, float* v, const float* x, size
         for (; i + 16 <= n; i += 16) _mm512_storeu_ps(v + i, _mm512_fmadd_ps(al, _mm512_loadu_ps(x + i), be));
         break;
     }
-    case DMLPY_ACT_RELU: {
-        __m512 z = _mm512_setzero_ps();
-        for (; i + 16 <= n; i += 16) {
-            __m512 t = _mm512_loadu_ps(x + i);
-            _mm512_storeu_ps(v + i, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(t, z, _CMP_LT_OQ), t, z));
-        }
+    case DMLPY_ACT_RELU:
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(v + i, dmlpy_act_relu_vec(_mm512_loadu_ps(x + i)));
         break;
-    }
     case DMLPY_ACT_LEAKY_RELU: {
         __m512 z = _mm512_setzero_ps(), al = _mm512_set1_ps(a->alpha);
         for (; i + 16 <= n; i += 16) {

@@ -69,7 +69,7 @@ CONV_INLINE int act_fast(const dmlpy_act* act) {
 /* v + bias, then the activation `fast` names (a constant where inlined). */
 CONV_INLINE __m512 act_fast_vec(int fast, const dmlpy_act* act, __m512 v, __m512 bias) {
     v = _mm512_add_ps(v, bias);
-    if (fast == ACT_FAST_RELU) return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps());
+    if (fast == ACT_FAST_RELU) return dmlpy_act_relu_vec(v);
     if (fast == ACT_FAST_CLIP) return dmlpy_act_clip_vec(act, v);
     return v;
 }

@@ -208,7 +208,6 @@ typedef struct conv_plan {
     uint64_t dw_batch;        /* items packed, then computed, together (1 unless an item is a whole plane) */
     uint64_t dw_cmax_h;      /* largest H tap offset (grid rows an item reads past its own) */
     float* dw_buf;
-    int dw_k3;               /* 3x3 stride-1 or -2 FORWARD rows computed from the input itself (dw_k3_rows) */
 } conv_plan;
 
 /* ---- element access ------------------------------------------------------------------------------ */
@@ -1955,19 +1954,16 @@ static void dw_lanes_run(void* vp, uint64_t begin, uint64_t end, unsigned worker
 /* DMLPY_OK, DMLPY_E_OUT_OF_MEMORY, or -1 when the problem is not one for this path. */
 /* Whether dw_k3_rows computes the call: 2-D FORWARD float32 depthwise (one channel per group and output), 3x3,
  * stride 1 or 2 in both dims, start padding 0 or 1, no OutputPadding, unit W strides. */
-static int dw_k3_fits(const conv_plan* p) {
 #if defined(CONV_AVX512)
+static int dw_k3_fits(const conv_plan* p) {
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
     return !p->half && !p->backward && p->Cin_g == 1 && p->Cout_g == 1 && D->in == 1 && D->out == 1 && H->k == 3 && W->k == 3 &&
            (H->s == 1 || H->s == 2) && W->s == H->s && H->d == 1 && W->d == 1 && H->sp <= 1 && W->sp <= 1 && H->outc == H->out && W->outc == W->out &&
            H->T[0] == H->out && p->xs[2] == 1 && p->ys[2] == 1;
-#else
-    (void)p;
-    return 0;
-#endif
 }
+#endif
 
 static int32_t run_dw_lanes(conv_plan* p, uint64_t work, UINT threadCount) {
 #if defined(CONV_AVX512)
@@ -2062,7 +2058,7 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
     const conv_dim* D = &p->dim[0];
     const conv_dim* H = &p->dim[1];
     const conv_dim* W = &p->dim[2];
-    uint64_t rd, rh, rw, b, cmax_h = 0, per_row, rows, tmax = H->T[0], groups_items, items, kvol, bytes;
+    uint64_t rd, rh, rw, b, cmax_h = 0, per_row, rows, tmax = H->T[0], groups_items, items, kvol, bytes, grain;
     unsigned threads, limit;
     void* block;
     for (rd = 0; rd < D->nphase; ++rd) {
@@ -2088,12 +2084,19 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
     while (rows > 1 && groups_items * ((tmax + rows - 1) / rows) < (uint64_t)limit * 8) rows = (rows + 1) / 2;
     p->dw_rows = rows;
     p->dw_chunks = (tmax + rows - 1) / rows;
-    p->dw_k3 = dw_k3_fits(p);
     p->compute_items = groups_items * p->dw_chunks;
     p->fill_needed = D->outc < D->out || H->outc < H->out || W->outc < W->out;
     p->fill_items = p->fill_needed ? p->N * p->Cout : 0;
     items = p->compute_items + p->fill_items;
     threads = dmlpy_choose_threads(work, items, threadCount);
+    grain = threads <= 1 ? items : p->compute_items / ((uint64_t)threads * 8); /* runs of several planes per worker */
+    if (grain == 0) grain = 1;
+#if defined(CONV_AVX512)
+    if (dw_k3_fits(p)) { /* rows straight from the input: no buffer */
+        dmlpy_parallel_for(items, grain, threads, dw_k3_run, p);
+        return DMLPY_OK;
+    }
+#endif
     /* per worker: packed rows, 128 slack + 16 alignment, tap weights, accumulator (+ 48 slack), tap offsets and
      * filter offsets (2 floats each), phase starts */
     p->dw_cmax_h = cmax_h;
@@ -2109,13 +2112,6 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
     if (!dmlpy_mul_u64(p->dw_buf_floats, (uint64_t)threads * sizeof(float), &bytes) || bytes > CONV_SCRATCH_CAP) {
         return -1;
     }
-#if defined(CONV_AVX512)
-    if (p->dw_k3) { /* rows straight from the input: no buffer */
-        const uint64_t grain = threads <= 1 ? items : p->compute_items / ((uint64_t)threads * 8);
-        dmlpy_parallel_for(items, grain ? grain : 1, threads, dw_k3_run, p);
-        return DMLPY_OK;
-    }
-#endif
     block = conv_scratch_get(bytes + 64);
     if (block == NULL) return DMLPY_E_OUT_OF_MEMORY;
     p->dw_buf = (float*)(((uintptr_t)block + 64 + 63) & ~(uintptr_t)63);
@@ -2125,11 +2121,7 @@ static int32_t run_depthwise(conv_plan* p, uint64_t work, uint64_t outputs, UINT
      * 26. Zeroed, those lanes are plain zeros (and the reads are of initialised memory). */
     memset(p->dw_buf, 0, p->dw_buf_floats * threads * sizeof(float));
     (void)outputs;
-    {
-        /* runs of several planes per worker, so each can prefetch its next one */
-        uint64_t grain = threads <= 1 ? items : p->compute_items / ((uint64_t)threads * 8);
-        dmlpy_parallel_for(items, grain ? grain : 1, threads, dw_run, p);
-    }
+    dmlpy_parallel_for(items, grain, threads, dw_run, p); /* each run's planes prefetch their next one */
     conv_scratch_put(block);
     return DMLPY_OK;
 }

@@ -1008,7 +1008,7 @@ static void run_global(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
     (void)worker;
     for (b = begin; b < end; ++b) {
         const uint64_t n = b / blocks, c0 = b % blocks * 16, count = p->C - c0 < 16 ? p->C - c0 : 16;
-        const __mmask16 m = count >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << count) - 1u);
+        const __mmask16 m = tail_mask(count);
         const float* base = (const float*)p->x + n * p->xs_n + c0 * p->xs_c;
         __m512 s = _mm512_set1_ps(-0.0f);
         uint64_t d, h, w;
@@ -1024,12 +1024,12 @@ static void run_global(void* vp, uint64_t begin, uint64_t end, unsigned worker) 
         }
         s = _mm512_mul_ps(s, inv);
         if (p->ys_c == 1) {
-            _mm512_mask_storeu_ps((float*)p->y + n * p->ys_n + c0, m, s);
+            store16(p->y, n * p->ys_n + c0, s, m, 0, 1);
         } else {
             float t[16];
             uint64_t j;
             _mm512_storeu_ps(t, s);
-            for (j = 0; j < count; ++j) ((float*)p->y)[n * p->ys_n + (c0 + j) * p->ys_c] = t[j];
+            for (j = 0; j < count; ++j) store_one(p, n * p->ys_n + (c0 + j) * p->ys_c, t[j]);
         }
     }
 }

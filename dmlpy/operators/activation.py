@@ -408,7 +408,7 @@ def check_fused_activation(ctx: Checker, fused: Any, path: str, host: OP | None 
     if not ctx.check(isinstance(inner, struct), NOT_FUSABLE, f"{path}.Desc", actual=type(inner).__name__, expected=struct.__name__,
                      message=f"is {what}, but Type {c_name(op_type)} needs a {struct.__name__}"):  # fmt: skip
         return False
-    introduced = max(REGISTRY[op_type].support.introduced, extra.get(op_type, REGISTRY[op_type].support.introduced))
+    introduced = max(REGISTRY[op_type].support.introduced, extra.get(op_type, DML_FEATURE_LEVEL.LEVEL_1_0))
     if not ctx.check(ctx.feature_level >= introduced, FEATURE_LEVEL, f"{path}.Type", actual=ctx.feature_level, expected=introduced,
                      message=f"{c_name(op_type)} as a FusedActivation requires {c_name(introduced)}; the device targets {c_name(ctx.feature_level)}"):  # fmt: skip
         return False
