@@ -13,8 +13,9 @@
  *
  * Bit-identical results. The per-axis tap tables (index, weight) are computed here with the NumPy
  * kernel's very operations (float32 coordinates, float64 weights, the same NaN and infinity cases), and
- * the values are combined in its order and precision: FLOAT32, INT8 and UINT8 in double (the NumPy kernel
- * computes them in float64), FLOAT16 in float (float32 there, its weights rounded to float32 first). An
+ * the values are combined in its order and precision: FLOAT32 and FLOAT16 in float (float32 there, the
+ * weights rounded to float32 first, as a GPU's float32 arithmetic does), INT8 and UINT8 in double (float64
+ * there, so every 8-bit interpolation is exact before it is truncated). An
  * output is sum_k w_k * (sum_k' w_k' * (... x)), the innermost sum over the lowest resampled axis, each sum
  * starting at +0 (so -0 never comes out, as in NumPy). Axes whose table is one tap of weight 1 (identity
  * or a pure gather, as nearest neighbour always is) only select input elements: multiplying by 1 is exact
@@ -30,8 +31,8 @@
  * under W) becomes the lanes: the vectors are then blocks of R positions x lanes, so an NHWC image is
  * processed as rows of pixels x channels. For FLOAT32, a level of two taps over contiguous input runs is one
  * fused pass, and with lanes of output stride 1 each position's taps are summed across its lanes and stored
- * straight to the output as float (no double block and no separate store pass); the operations and their
- * order are those of the general loops, so the bytes are the same. Items are split over threads by dmlpy_parallel_for; each output
+ * straight to the output (no block and no separate store pass); the operations and their order are those
+ * of the general loops, so the bytes are the same. Items are split over threads by dmlpy_parallel_for; each output
  * belongs to one item, so any thread count gives the same bytes.
  *
  * Never trusting the caller: the desc (types, counts, pointers, finite scales) and both tensors are
@@ -60,7 +61,7 @@ typedef struct rs_axis {
     uint64_t* start;   /* [out_size + 1]: output o's taps are [start[o], start[o + 1]) */
     uint32_t* idx;     /* input index of each tap, < in_size */
     double* w;         /* its weight (never 0) */
-    float* wf;         /* the weight rounded to float (FLOAT16) */
+    float* wf;         /* the weight rounded to float (FLOAT32, FLOAT16) */
     uint64_t taps, cap;
     uint64_t max_taps; /* most taps of one output */
 } rs_axis;
@@ -345,7 +346,7 @@ static inline int32_t rs_saturate(double v, double lo, double hi) {
     return (int32_t)t;
 }
 
-/* ---- the typed loops: double (FLOAT32, INT8, UINT8) and float (FLOAT16) ------------------------------ */
+/* ---- the typed loops: double (INT8, UINT8) and float (FLOAT32, FLOAT16) ------------------------------ */
 
 #define RS_T double
 #define RS_NAME(name) name##_d
@@ -494,7 +495,7 @@ int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DML
     uint32_t i;
     uint64_t items, out_count = 1, work, taps_product = 1;
     unsigned threads;
-    int half;
+    int in_float;
 
     if (desc == NULL) return DMLPY_E_NULL_ARGUMENT;
     st = rs_read(desc, &d);
@@ -556,14 +557,14 @@ int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DML
     }
     p.x = xt.data;
     p.y = yt.data;
-    half = p.type == DML_TENSOR_DATA_TYPE_FLOAT16;
+    in_float = p.type == DML_TENSOR_DATA_TYPE_FLOAT16 || p.type == DML_TENSOR_DATA_TYPE_FLOAT32;
 
     items = (out_count / p.axes[p.R].out_size / p.nq) * p.chunks;
     work = out_count * (2 + taps_product);
     threads = dmlpy_choose_threads(work, items, threadCount);
     {
         /* per worker: a buffer per level, one for the loaded row, one for the outputs of a chunk */
-        const uint64_t elem = half ? sizeof(float) : sizeof(double);
+        const uint64_t elem = in_float ? sizeof(float) : sizeof(double);
         uint64_t bytes = ((uint64_t)p.levels + 2) * (p.vmax + 16) * elem + 64, total;
         if (!dmlpy_mul_u64(bytes, threads, &total) || total > (uint64_t)SIZE_MAX) {
             dmlpy_output_unstage(&stage, 0);
@@ -578,7 +579,7 @@ int32_t dmlpy_resample(const DML_OPERATOR_DESC* desc, UINT inputCount, const DML
             return DMLPY_E_OUT_OF_MEMORY;
         }
     }
-    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, half ? rs_run_f : rs_run_d, &p);
+    dmlpy_parallel_for(items, dmlpy_choose_grain(items, threads), threads, in_float ? rs_run_f : rs_run_d, &p);
     dmlpy_output_unstage(&stage, 1);
     rs_free(&p);
     return DMLPY_OK;

@@ -20,8 +20,8 @@ OutputPixelOffset`` solved for the input; RESAMPLE is RESAMPLE1 with offsets 0.5
   stretched by ``1 / Scale`` there: ``w_j = max(0, 1 - |j - x| * Scale)`` for every integer j,
   divided by the sum of the weights; a j off the input reads the clamped edge element.
 
-FLOAT16 computes in float32 and FLOAT32 in float64 (both rounded once); INT8 and UINT8 (FL 6.2)
-compute in float64, then truncate toward zero (docs/deviations.md).
+FLOAT32 and FLOAT16 compute in float32, as the GPU does; INT8 and UINT8 (FL 6.2) compute in
+float64, then truncate toward zero (docs/deviations.md).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def resample_reference(desc: AnyResample, inputs: dict[str, np.ndarray | None]) 
     out_sizes = tuple(desc.OutputTensor.Desc.Sizes or ())
     input_offsets, output_offsets = _offsets(desc, x.ndim)
     floating = x.dtype.kind == "f"
-    v = x.astype(np.float32 if x.dtype == np.float16 else np.float64)
+    v = x.astype(np.float32 if floating else np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         for axis, (out, scale) in enumerate(zip(out_sizes, desc.Scales or (), strict=True)):
             coordinates = input_coordinates(out, scale, input_offsets[axis], output_offsets[axis])

@@ -65,12 +65,12 @@ def onnx_resize(x: np.ndarray, *, scales: Any = None, sizes: Any = None, **attrs
 
 
 def resample2(x: np.ndarray, out: tuple[int, ...], mode: MODE, scales: Any, input_offsets: Any, output_offsets: Any, direction: AXIS = AXIS.INCREASING,
-              *, version: int = 2, antialiased: bool = False, x_strides: Any = None) -> Any:  # fmt: skip
+              *, version: int = 2, antialiased: bool = False, x_strides: Any = None, y_strides: Any = None) -> Any:  # fmt: skip
     t = x.dtype
     fields = {"InterpolationMode": mode, "RoundingDirection": direction, "DimensionCount": len(out), "Scales": list(scales), "InputPixelOffsets": list(input_offsets), "OutputPixelOffsets": list(output_offsets)}
     if version == 3:
-        return DML_RESAMPLE3_OPERATOR_DESC(buffer_tensor(t, x.shape, x_strides), buffer_tensor(t, out), Antialiased=antialiased, **fields)
-    return DML_RESAMPLE2_OPERATOR_DESC(buffer_tensor(t, x.shape, x_strides), buffer_tensor(t, out), **fields)
+        return DML_RESAMPLE3_OPERATOR_DESC(buffer_tensor(t, x.shape, x_strides), buffer_tensor(t, out, y_strides), Antialiased=antialiased, **fields)
+    return DML_RESAMPLE2_OPERATOR_DESC(buffer_tensor(t, x.shape, x_strides), buffer_tensor(t, out, y_strides), **fields)
 
 
 def through_onnx_mapping(device: dmlpy.Device, x: np.ndarray, expected_shape: tuple[int, ...], scales: Any, ctm: str, mode: str, nearest: str, version: int) -> np.ndarray:
@@ -301,6 +301,48 @@ def test_integer_linear_truncates(device: dmlpy.Device, dtype: Any, row: list[in
     x = np.array(row, dtype).reshape(1, 2)
     desc = resample2(x, (1, 4), LINEAR, (1.0, 2.0), (0.5, 0.5), (-0.5, -0.5))
     np.testing.assert_array_equal(dmlpy.run(desc, device=device, InputTensor=x).reshape(-1), np.array(expected, dtype))
+
+
+def _bilinear_2x_by_loops(x: np.ndarray, t: Any) -> np.ndarray:
+    """2x bilinear at pixel centres of x {H, W}, the coordinates in float32 and every product and sum a scalar one of
+    type t: per output the W taps of the H sums, each sum from +0 in tap order (the innermost over the lower axis), a
+    clamped tap of weight 0 skipped; stored as float32."""
+
+    def taps(o: int, size: int) -> list[tuple[int, np.float32]]:
+        coordinate = (np.float32(o) + np.float32(0.5)) / np.float32(2) - np.float32(0.5)
+        low = int(np.floor(coordinate))
+        fraction = np.float32(coordinate - np.float32(low))
+        pairs = [(min(max(low, 0), size - 1), t(np.float32(1) - fraction)), (min(max(low + 1, 0), size - 1), t(fraction))]
+        return [(i, w) for i, w in pairs if w != 0]
+
+    h, w = x.shape
+    out = np.empty((2 * h, 2 * w), F32)
+    for i in range(2 * h):
+        for j in range(2 * w):
+            total = t(0)
+            for b, wb in taps(j, w):
+                column = t(0)
+                for a, wa in taps(i, h):
+                    column = column + wa * t(x[a, b])
+                total = total + wb * column
+            out[i, j] = total
+    return out
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_float32_interpolates_in_float32(device: dmlpy.Device, rng: np.random.Generator, layout: str) -> None:
+    # As a GPU, onnxruntime and PyTorch do: products and sums rounded to float32 one by one, not computed in float64
+    # and rounded once (which differs in two in five of these outputs)
+    x = rng.normal(0, 1, (1, 3, 5, 6)).astype(F32)
+    out = (1, 3, 10, 12)
+    strides = {"x_strides": nhwc_strides(x.shape), "y_strides": nhwc_strides(out)} if layout == "NHWC" else {}
+    desc = resample2(x, out, LINEAR, (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4, **strides)
+    got = dmlpy.run(desc, device=device, InputTensor=x)
+    expected = np.stack([_bilinear_2x_by_loops(plane, np.float32) for plane in x[0]])[None]
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+    in_float64 = np.stack([_bilinear_2x_by_loops(plane, np.float64) for plane in x[0]])[None]
+    assert np.count_nonzero(in_float64 != expected) > 10
+    np.testing.assert_allclose(got, onnx_resize(x, scales=(1, 1, 2, 2), mode="linear"), rtol=1e-6, atol=1e-6)
 
 
 def test_the_grad_page_example_runs_with_ties_rounded_down(device: dmlpy.Device) -> None:
