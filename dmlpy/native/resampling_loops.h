@@ -1,10 +1,12 @@
 /*
  * resampling_loops.h - the loops of resampling.c for one compute type (private; included twice).
  *
- * The includer defines RS_T (double: FLOAT32, INT8, UINT8; float: FLOAT16), RS_NAME(name) (a suffix per
+ * The includer defines RS_T (double: INT8, UINT8; float: FLOAT32, FLOAT16), RS_NAME(name) (a suffix per
  * type) and RS_WEIGHT(axis, k) (the tap weight in RS_T). Every sum starts at +0 and adds w * v tap by
- * tap, as the NumPy kernel does; nothing here may be reordered.
+ * tap, as the NumPy kernel does; nothing here may be reordered. The FLOAT32 fast paths (RS_FLOAT32) exist
+ * only in the float copy: the double one never sees a FLOAT32 tensor.
  */
+#define RS_FLOAT32(p) (sizeof(RS_T) == sizeof(float) && (p)->type == DML_TENSOR_DATA_TYPE_FLOAT32)
 
 /* One row of the vector: dst[i] = the input element at element offset off + i * stride (contiguous when
  * stride is 1), in RS_T. */
@@ -72,7 +74,7 @@ static void RS_NAME(rs_acc)(RS_T* acc, const RS_T* src, uint64_t n, RS_T w, int 
 static void RS_NAME(rs_acc_input)(const rs_plan* p, RS_T* acc, RS_T* tmp, uint64_t off, const rs_vec* v, RS_T w, int first) {
     const uint64_t xs = p->axes[p->R].xs, nq = p->nq, count = v->n * nq;
     uint64_t j;
-    if (p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && v->table == NULL && (nq == 1 ? xs == 1 : p->xq == 1 && xs == nq)) {
+    if (RS_FLOAT32(p) && v->table == NULL && (nq == 1 ? xs == 1 : p->xq == 1 && xs == nq)) {
         const float* s = (const float*)p->x + off + v->start * xs; /* one contiguous run */
         if (first) {
             for (j = 0; j < count; ++j) acc[j] = (RS_T)0 + w * (RS_T)s[j];
@@ -91,7 +93,7 @@ static int RS_NAME(rs_acc2_input)(const rs_plan* p, RS_T* acc, uint64_t off0, ui
     const uint64_t xs = p->axes[p->R].xs, nq = p->nq, count = v->n * nq;
     const float *s0, *s1;
     uint64_t j;
-    if (p->type != DML_TENSOR_DATA_TYPE_FLOAT32 || v->table != NULL || !(nq == 1 ? xs == 1 : p->xq == 1 && xs == nq)) return 0;
+    if (!RS_FLOAT32(p) || v->table != NULL || !(nq == 1 ? xs == 1 : p->xq == 1 && xs == nq)) return 0;
     s0 = (const float*)p->x + off0 + v->start * xs;
     s1 = (const float*)p->x + off1 + v->start * xs;
     for (j = 0; j < count; ++j) acc[j] = ((RS_T)0 + w0 * (RS_T)s0[j]) + w1 * (RS_T)s1[j];
@@ -149,7 +151,7 @@ static void RS_NAME(rs_row_lanes)(const rs_axis* r, RS_T* ob, const RS_T* t, uin
 
 /* rs_row_lanes for FLOAT32 outputs whose lanes are contiguous (output stride 1): each position's sum over its
  * taps (the same operations in the same order) goes straight to the output as float, position j at
- * out + (j - j0) * ys, without the double block and the separate store pass. */
+ * out + (j - j0) * ys, without the block and the separate store pass. */
 static void RS_NAME(rs_row_lanes_direct)(const rs_axis* r, float* out, uint64_t ys, const RS_T* t, uint64_t lo, uint64_t j0, uint64_t n,
                                          uint64_t nq) {
     uint64_t j, k, q;
@@ -328,14 +330,14 @@ static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned wo
             top = bufs[p->levels];
         }
         if (p->row_weighted) {
-            if (p->nq > 1 && p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && p->yq == 1) {
+            if (p->nq > 1 && RS_FLOAT32(p) && p->yq == 1) {
                 RS_NAME(rs_row_lanes_direct)(r, (float*)p->y + out_off + j0 * r->ys, r->ys, top, p->chunk_lo[c], j0, n, p->nq);
                 continue;
             } else if (p->nq > 1) {
                 RS_NAME(rs_row_lanes)(r, ob, top, p->chunk_lo[c], j0, n, p->nq);
             } else {
                 const uint64_t at = out_off + j0 * r->ys;
-                float* direct = p->type == DML_TENSOR_DATA_TYPE_FLOAT32 && r->ys == 1 ? (float*)p->y + at : NULL;
+                float* direct = RS_FLOAT32(p) && r->ys == 1 ? (float*)p->y + at : NULL;
                 if (RS_NAME(rs_row)(r, ob, top, p->chunk_lo[c], p->chunk_hi[c], j0, n, direct)) continue;
             }
             top = ob;
@@ -346,3 +348,5 @@ static void RS_NAME(rs_run)(void* ctx, uint64_t begin, uint64_t end, unsigned wo
         RS_NAME(rs_store)(p, top, n, out_off + j0 * r->ys);
     }
 }
+
+#undef RS_FLOAT32
