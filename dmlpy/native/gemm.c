@@ -27,8 +27,9 @@
  * of them starts late or runs slower (a parallel_for of a few large chunks left one thread alone for a chunk's
  * length: 256x768 by 768x3072 scaled 1.8x on two threads).
  *
- * Row-streaming path (AVX-512, M of at most 4, float32 B' with unit column stride: matrix-vector products): B'
- * read once in its memory order, the same block sums and running sums as the tile kernels (same bits).
+ * Row-streaming paths (AVX-512, M of at most 4: matrix-vector products): a float32 B' with unit column stride is
+ * read once in its memory order, the same block sums and running sums as the tile kernels (same bits); a B' with
+ * unit k stride (TransB of a row-major B) by dot products, whose block sums are formed in another fixed order.
  *
  * Direct path: one output at a time in float32 with no scratch, for problems whose scratch would exceed
  * GEMM_SCRATCH_CAP.
@@ -910,37 +911,71 @@ static void rows_finish(void* vp, uint64_t begin, uint64_t end, unsigned worker)
     }
 }
 
-/* TransB of a row-major B (unit k stride, a fully connected layer's weight): item (batch, 16 columns) reads the 16
- * B rows of its columns once, 16 k steps at a time transposed in registers, so each column's products are summed in
- * increasing k per K block from 0 and the blocks added in order, as the tile kernels sum them: the same bits. The 16
- * rows are left to the hardware prefetchers (prefetching each 64 or 128 elements ahead measured 10-15% slower). */
+/* The sum of v's 16 lanes as a fixed tree: lane j + lane j + 8, then + 4, + 2, + 1. */
+CONV_INLINE float rows_t_lanes_sum(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+
+/* TransB of a row-major B (unit k stride, a fully connected layer's weight) with at most GEMM_ROWS_MAX_M rows of A:
+ * item (batch, 16 columns) takes dot products of A's rows with its columns' B rows, 4 rows at a time read in memory
+ * order, 16 k per step. Each output's sum over a K block is formed as 16 interleaved partial sums (lane j: the
+ * products at k0 + j, k0 + 16 + j, ..., one fused multiply-add each from +0) added as a fixed tree
+ * (rows_t_lanes_sum); the block sums are then added in increasing order, as every path adds them. That is a
+ * different order from the tile kernels' (increasing k within a block), so these outputs may differ from the
+ * as-stored B's in the last bits; summing in increasing k here would need the 16 rows transposed in registers,
+ * which measured 1.47x slower than the memory's speed these dot products run at (1x2048 by 1000x2048). */
 CONV_INLINE void rows_t_item(const gemm_plan* p, uint64_t b, uint64_t n0, unsigned M) {
     const unsigned valid = p->N - n0 < 16 ? (unsigned)(p->N - n0) : 16;
-    __m512 total[GEMM_ROWS_MAX_M], sum[GEMM_ROWS_MAX_M];
-    float tile[GEMM_ROWS_MAX_M * 16] __attribute__((aligned(64)));
-    uint64_t si[16], ao, bo, co, yo, k0, k;
-    unsigned i, m, t;
+    const int a_direct = p->as_k == 1; /* else A's block packed as float32 */
+    float tile[GEMM_ROWS_MAX_M * 16] __attribute__((aligned(64))) = {0};
+    float ablock[GEMM_ROWS_MAX_M][GEMM_KC] __attribute__((aligned(64)));
+    uint64_t ao, bo, co, yo, k0, k;
+    unsigned g, m, c;
     batch_offsets(p, b, &ao, &bo, &co, &yo);
-    for (i = 0; i < valid; ++i) si[i] = bo + (n0 + i) * p->bs_n;
-    for (m = 0; m < M; ++m) total[m] = _mm512_setzero_ps(); /* replaced by the first block's sums */
-    for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
-        const uint64_t k1 = k0 + GEMM_KC < p->K ? k0 + GEMM_KC : p->K;
-        for (m = 0; m < M; ++m) sum[m] = _mm512_setzero_ps();
-        for (k = k0; k < k1; k += 16) {
-            const unsigned steps = k1 - k < 16 ? (unsigned)(k1 - k) : 16;
-            __m512 r[16];
-            gemm_bt_load16(p, si, valid, k, mask_n(steps), r);
-            gemm_transpose16(r);
+    for (g = 0; g < valid; g += 4) {
+        uint64_t row[4]; /* B' columns n0 + g + c (the last one again past `valid`: its sums are not stored) */
+        float total[GEMM_ROWS_MAX_M][4] = {{0}}; /* replaced by the first block's sums */
+        for (c = 0; c < 4; ++c) row[c] = bo + (n0 + (g + c < valid ? g + c : valid - 1)) * p->bs_n;
+        for (k0 = 0; k0 < p->K; k0 += GEMM_KC) {
+            const uint64_t k1 = k0 + GEMM_KC < p->K ? k0 + GEMM_KC : p->K;
+            __m512 acc[GEMM_ROWS_MAX_M][4];
+            if (!a_direct) {
+                for (m = 0; m < M; ++m) {
+                    for (k = k0; k < k1; ++k) ablock[m][k - k0] = load_elem(p->half, p->a, ao + m * p->as_m + k * p->as_k);
+                }
+            }
             for (m = 0; m < M; ++m) {
-                for (t = 0; t < steps; ++t) {
-                    const float av = load_elem(p->half, p->a, ao + m * p->as_m + (k + t) * p->as_k);
-                    sum[m] = _mm512_fmadd_ps(_mm512_set1_ps(av), r[t], sum[m]);
+                for (c = 0; c < 4; ++c) acc[m][c] = _mm512_setzero_ps();
+            }
+            for (k = k0; k < k1; k += 16) {
+                const __mmask16 km = mask_n(k1 - k); /* zero products past the block: an exact +0 added */
+                __m512 bv[4];
+                for (c = 0; c < 4; ++c) {
+                    bv[c] = p->half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(km, (const uint16_t*)p->b + row[c] + k))
+                                    : _mm512_maskz_loadu_ps(km, (const float*)p->b + row[c] + k);
+                }
+                for (m = 0; m < M; ++m) {
+                    const uint64_t ai = ao + m * p->as_m + k;
+                    const __m512 av = !a_direct ? _mm512_maskz_loadu_ps(km, ablock[m] + (k - k0))
+                                      : p->half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(km, (const uint16_t*)p->a + ai))
+                                                : _mm512_maskz_loadu_ps(km, (const float*)p->a + ai);
+                    for (c = 0; c < 4; ++c) acc[m][c] = _mm512_fmadd_ps(av, bv[c], acc[m][c]);
+                }
+            }
+            for (m = 0; m < M; ++m) {
+                for (c = 0; c < 4; ++c) {
+                    const float s = rows_t_lanes_sum(acc[m][c]);
+                    total[m][c] = k0 == 0 ? s : s + total[m][c];
                 }
             }
         }
-        for (m = 0; m < M; ++m) total[m] = k0 == 0 ? sum[m] : _mm512_add_ps(sum[m], total[m]);
+        for (m = 0; m < M; ++m) {
+            for (c = 0; c < 4 && g + c < valid; ++c) tile[16 * m + g + c] = total[m][c];
+        }
     }
-    for (m = 0; m < M; ++m) _mm512_store_ps(tile + 16 * m, total[m]);
     epilogue(p, tile, 16, M, valid, 0, n0, co, yo);
 }
 

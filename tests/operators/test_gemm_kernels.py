@@ -387,7 +387,8 @@ def test_native_matches_numpy_on_random_cases(numpy_device: dmlpy.Device, seed: 
     np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), **tolerance, err_msg=str(desc))
 
 
-# Each path of the C kernel (docs/deviations.md, GEMM: the answer depends on neither the thread count nor the strides)
+# Each path of the C kernel (docs/deviations.md, GEMM: the answer never depends on the thread count, and on the strides
+# only where the row-streaming dot products read a transposed B)
 _PATH_CASES = [
     pytest.param(1, 2048, 1000, id="one row: B read once row after row, 13 K blocks"),
     pytest.param(2, 37, 21, id="two rows: K of 37 ends inside the third 16-step, 21 columns end inside the second 16"),
@@ -399,21 +400,56 @@ _PATH_CASES = [
 ]
 
 
+def _native_isa() -> str:
+    from dmlpy.backends import native
+
+    ffi, lib = native.library()
+    return str(ffi.string(lib.dmlpy_native_isa()).decode())
+
+
+def _dot_products_in_sixteen_lanes(a: np.ndarray, bt: np.ndarray, kc: int = 160) -> np.ndarray:
+    """A' x B in the row-streaming dot products' documented order, by float32 NumPy: per K block of kc, lane j sums the
+    products at k = j, 16 + j, ... of the block with one rounding each (a float32 product is exact in float64, so the
+    float64 sum rounded to float32 is the fused multiply-add but for a double rounding once in about 2**29), the lanes
+    are added as the tree j + 8, + 4, + 2, + 1, and the blocks in increasing order."""
+    m, k = a.shape
+    total = np.zeros((m, bt.shape[0]), np.float32)
+    for k0 in range(0, k, kc):
+        width = min(kc, k - k0)
+        steps = -(-width // 16)
+        pad = ((0, 0), (0, 16 * steps - width))
+        ab = np.pad(a[:, k0 : k0 + width].astype(np.float32), pad).reshape(m, 1, steps, 16)
+        bb = np.pad(bt[:, k0 : k0 + width].astype(np.float32), pad).reshape(1, -1, steps, 16)
+        lanes = np.zeros((m, bt.shape[0], 16), np.float32)
+        for step in range(steps):
+            lanes = (ab[:, :, step].astype(np.float64) * bb[:, :, step] + lanes).astype(np.float32)
+        for half in (8, 4, 2, 1):
+            lanes = lanes[..., :half] + lanes[..., half : 2 * half]
+        total = lanes[..., 0] if k0 == 0 else lanes[..., 0] + total
+    return total
+
+
 @pytest.mark.parametrize(("m", "k", "n"), _PATH_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
-def test_the_thread_count_and_the_b_layout_do_not_change_a_byte(m: int, k: int, n: int, dtype: Any, rng: np.random.Generator) -> None:
+def test_the_thread_count_never_changes_a_byte_and_the_b_layout_only_for_row_dot_products(m: int, k: int, n: int, dtype: Any,
+                                                                                           rng: np.random.Generator) -> None:  # fmt: skip
     a, b = rng.uniform(-1, 1, (1, 1, m, k)).astype(dtype), rng.uniform(-1, 1, (1, 1, k, n)).astype(dtype)
     desc = gemm_desc(a.shape, b.shape, (1, 1, m, n), dtype=dtype)
     one, two = run(native_device(threads=1), desc, a, b), run(native_device(threads=2), desc, a, b)
     assert one.tobytes() == two.tobytes()
-    # B stored transposed (TransB, a fully connected layer's weight): its columns strided, read 16 rows at a time and
-    # transposed in registers, by the tile kernels' packing or, for up to 4 rows of A, straight into the sums
+    # B stored transposed (TransB, a fully connected layer's weight): its columns strided. The tile kernels' packing
+    # transposes 16 of its rows at a time in registers (the same sums as B as stored); up to 4 rows of A take dot
+    # products of its rows instead, summed in 16 lanes (the AVX-512 kernels' row-streaming path)
     stored = np.ascontiguousarray(np.swapaxes(b, -1, -2))
     transposed = [run(native_device(threads=t), gemm_desc(a.shape, stored.shape, (1, 1, m, n), dtype=dtype, trans_b=True), a, stored) for t in (1, 2)]
-    assert all(t.tobytes() == one.tobytes() for t in transposed)
+    assert transposed[0].tobytes() == transposed[1].tobytes()
+    dot_products = m <= 4 and _native_isa() == "avx512"
+    expected_bytes = _dot_products_in_sixteen_lanes(a[0, 0], stored[0, 0]).astype(dtype)[None, None] if dot_products else one
+    assert transposed[0].tobytes() == expected_bytes.tobytes()
     expected = a[0, 0].astype(np.float64) @ b[0, 0].astype(np.float64)
     tolerance = {"rtol": 2e-3, "atol": 1e-3 * np.sqrt(k)} if dtype == np.float16 else {"rtol": 1e-5, "atol": 2e-6 * k}
-    np.testing.assert_allclose(one[0, 0].astype(np.float64), expected, **tolerance)
+    for got in (one, transposed[0]):
+        np.testing.assert_allclose(got[0, 0].astype(np.float64), expected, **tolerance)
 
 
 _SPLIT_CASES = [
