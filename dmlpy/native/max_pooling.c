@@ -334,27 +334,26 @@ static inline float mp_hchain(const mp_plan* p, const float* src, uint64_t ow) {
 }
 
 #if defined(__AVX512F__)
-/* src[e .. e + 16) with -inf in the lanes outside [0, W): a masked load, which reads none of those lanes; *nan
- * notes a NaN among the lanes read. */
+/* src[e .. e + 16) with -inf in the lanes outside [0, W): a masked load, which reads none of those lanes; at the
+ * row's edges *nan notes a NaN among the lanes read (there a window's first tap may be padding). */
 static inline __m512 mp_load_row(const float* src, int64_t e, int64_t W, __mmask16* nan) {
     const float* at = (const float*)((uintptr_t)src + (uintptr_t)(e * (int64_t)sizeof(float))); /* e may be < 0 */
     int64_t lo, hi;
     __m512 v;
-    if (e >= 0 && e + 16 <= W) {
-        v = _mm512_loadu_ps(at);
-    } else {
-        lo = e < 0 ? -e : 0;
-        hi = W - e < 16 ? W - e : 16;
-        v = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, at);
-    }
+    if (e >= 0 && e + 16 <= W) return _mm512_loadu_ps(at);
+    lo = e < 0 ? -e : 0;
+    hi = W - e < 16 ? W - e : 16;
+    v = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0, at);
     *nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     return v;
 }
 
-/* Every output column of a row of stride 1 or 2 in vectors, the edges too (a row of 16 outputs has no interior
- * run of 16): the taps off the row read -inf, which a maxps chain passes over exactly as the first-maximum rule
- * skips them (any real value, -inf included, keeps or takes the place it would have; a window of padding alone is
- * -inf). Only a NaN could make the chain differ, so a row holding one is computed again tap by tap. */
+/* Every output column of a row of stride 1 or 2 in vectors, the edges too: the taps off the row read -inf, which a
+ * maxps chain passes over exactly as the first-maximum rule skips them (any real value, -inf included, keeps or takes
+ * the place it would have; a window of padding alone is -inf). maxps(tap, acc) keeps acc when either is NaN, so a NaN
+ * tap after the first is passed over as maxNum wants, and a window whose first tap is NaN ends NaN; but a NaN after
+ * padding taps is passed over too, so NaNs read at the edges count as well: a row with either is computed again tap
+ * by tap. Stride 2: each pair of vectors serves two taps (its even and odd lanes). */
 static void mp_hrow_masked(const mp_plan* p, const float* src, float* h) {
     const int64_t OW = (int64_t)p->out[2], K = (int64_t)p->win[2], W = (int64_t)p->in[2], pad = (int64_t)p->pad[2];
     __mmask16 nan = 0;
@@ -362,18 +361,23 @@ static void mp_hrow_masked(const mp_plan* p, const float* src, float* h) {
     if (p->str[2] == 2) {
         for (ow = 0; ow < OW; ow += 16) {
             const int64_t e = 2 * ow - pad; /* tap k of column ow + j is element e + 2 j + k */
-            __m512 acc = MP_VEVEN(mp_load_row(src, e, W, &nan), mp_load_row(src, e + 16, W, &nan));
-            for (k = 1; k < K; ++k) {
-                const int64_t f = e + (k & ~(int64_t)1);
-                const __m512 lo = mp_load_row(src, f, W, &nan), hi = mp_load_row(src, f + 16, W, &nan);
-                acc = MP_VMAX((k & 1) ? MP_VODD(lo, hi) : MP_VEVEN(lo, hi), acc);
+            __m512 lo = mp_load_row(src, e, W, &nan), hi = mp_load_row(src, e + 16, W, &nan);
+            __m512 acc = MP_VEVEN(lo, hi);
+            if (K > 1) acc = MP_VMAX(MP_VODD(lo, hi), acc);
+            for (k = 2; k < K; k += 2) {
+                lo = mp_load_row(src, e + k, W, &nan);
+                hi = mp_load_row(src, e + k + 16, W, &nan);
+                acc = MP_VMAX(MP_VEVEN(lo, hi), acc);
+                if (k + 1 < K) acc = MP_VMAX(MP_VODD(lo, hi), acc);
             }
+            nan |= _mm512_cmp_ps_mask(acc, acc, _CMP_UNORD_Q);
             MP_VSTORE(h + ow, acc);
         }
     } else {
         for (ow = 0; ow < OW; ow += 16) {
             __m512 acc = mp_load_row(src, ow - pad, W, &nan);
             for (k = 1; k < K; ++k) acc = MP_VMAX(mp_load_row(src, ow - pad + k, W, &nan), acc);
+            nan |= _mm512_cmp_ps_mask(acc, acc, _CMP_UNORD_Q);
             MP_VSTORE(h + ow, acc);
         }
     }
@@ -389,7 +393,7 @@ static void mp_hrow(const mp_plan* p, const float* src, float* h) {
     uint64_t ow = 0, k;
     int nan = 0;
 #if defined(__AVX512F__)
-    if (p->dil[2] == 1 && (s == 1 || s == 2) && p->ow_b - p->ow_a < 32) { /* wider rows: the interior loop below */
+    if (p->dil[2] == 1 && (s == 1 || s == 2)) {
         mp_hrow_masked(p, src, h);
         return;
     }

@@ -125,7 +125,7 @@ WIDE_VALUES_ONLY = [
     ("k3 s3 (no vectors along W)", [1, 4, 9, 64], [3, 3], [3, 3], [0, 0], [0, 0], [1, 1]),
     ("k3 s1 dilation 2 along W", [1, 4, 9, 80], [3, 3], [1, 1], [1, 2], [1, 2], [2, 2]),
     ("one row k1x3 s2 p1", [2, 4, 1, 150], [1, 3], [1, 2], [0, 1], [0, 1], [1, 1]),
-    # rows with fewer than 32 interior outputs: every column in masked vectors on AVX-512, the edges again
+    # short rows: on AVX-512 (whose masked vectors take every row of stride 1 or 2) the edges are most of the row
     ("short rows k3 s2 p1 (16 outputs)", [2, 5, 32, 32], [3, 3], [2, 2], [1, 1], [1, 1], [1, 1]),
     ("short rows k3 s1 p1", [1, 4, 7, 20], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
     ("short rows k2 s2 p0 (7 outputs)", [1, 3, 6, 14], [2, 2], [2, 2], [0, 0], [0, 0], [1, 1]),
