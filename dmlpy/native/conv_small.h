@@ -765,6 +765,8 @@ static int32_t run_small(conv_plan* p, double macs, UINT threadCount) {
         const uint64_t per_row = s.dot ? s.P : s.Ppad;
         uint64_t nk, pack_items;
         s.kchunk = ((uint64_t)1 << 16) / per_row;
+        /* at least one chunk per thread, so that a single image's B is packed by every thread */
+        if (limit > 1 && s.kchunk * limit > s.K) s.kchunk = (s.K + limit - 1) / limit;
         if (s.kchunk < 1) s.kchunk = 1;
         nk = (s.K + s.kchunk - 1) / s.kchunk;
         s.b_items = p->N * p->G * nk;
