@@ -549,6 +549,34 @@ static void gemm_kernel_8_pack(uint64_t K, const float* restrict A, const float*
                                float* restrict C, int acc, gemm_pf* pf, uint64_t n, const gemm_out* out) {
     GEMM_KERNEL_BODY(1)
 }
+/* A last panel of at most 32 real columns (N % 48 of 1 .. 32: 64 or 197 columns, attention's): the 8-row tile over
+ * only its first 1 or 2 vectors of B, a third or two thirds of the full kernel's multiply-adds; each column's
+ * products are the same and in the same order, so the same bits (the tile's other columns are not stored). */
+#define GEMM_NARROW_KERNEL(NAME, NVN)                                                                          \
+    static void NAME(uint64_t K, const float* restrict A, const float* x0, uint64_t ldb, float* restrict C, int acc) { \
+        __m512 c[8][NVN];                                                                                      \
+        unsigned m, v;                                                                                         \
+        uint64_t kk;                                                                                           \
+        for (m = 0; m < 8; ++m)                                                                                \
+            for (v = 0; v < NVN; ++v) c[m][v] = _mm512_setzero_ps();                                           \
+        for (kk = 0; kk < K; ++kk) {                                                                           \
+            const float* a = A + kk * 8;                                                                       \
+            __m512 b[NVN];                                                                                     \
+            for (v = 0; v < NVN; ++v) b[v] = _mm512_loadu_ps(x0 + kk * ldb + 16 * v);                          \
+            for (m = 0; m < 8; ++m) {                                                                          \
+                const __m512 av = _mm512_set1_ps(a[m]);                                                        \
+                for (v = 0; v < NVN; ++v) c[m][v] = _mm512_fmadd_ps(av, b[v], c[m][v]);                        \
+            }                                                                                                  \
+        }                                                                                                      \
+        for (m = 0; m < 8; ++m) {                                                                              \
+            for (v = 0; v < NVN; ++v) {                                                                        \
+                if (acc) c[m][v] = _mm512_add_ps(c[m][v], _mm512_load_ps(C + m * CONV_NR + 16 * v));            \
+                _mm512_store_ps(C + m * CONV_NR + 16 * v, c[m][v]);                                             \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+GEMM_NARROW_KERNEL(gemm_kernel_8x16, 1)
+GEMM_NARROW_KERNEL(gemm_kernel_8x32, 2)
 #define GEMM_FUSED_KERNELS 1
 #define GEMM_CAN_FUSE GEMM_FUSED
 #else
@@ -753,6 +781,8 @@ static void compute_items(const gemm_plan* p, gemm_src* src, unsigned worker) {
                                 gemm_kernel_8_pack(kn, am, (const float*)p->b + it.bo + k0 * p->bs_k + n0, p->bs_k,
                                                    panel + k0 * CONV_NR, tile, k0 != 0, &pf, quota, out);
                                 quota = quota > kn ? quota - kn : 0;
+                            } else if (width == CONV_MR && !direct && cols <= 32) {
+                                (cols <= 16 ? gemm_kernel_8x16 : gemm_kernel_8x32)(kn, am, x0, ldb, tile, k0 != 0);
                             } else if (width == CONV_MR && !direct) {
                                 gemm_kernel_8(kn, am, x0, ldb, tile, k0 != 0, &pf, quota, out);
                                 quota = quota > kn ? quota - kn : 0;

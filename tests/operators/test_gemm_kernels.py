@@ -452,6 +452,18 @@ def test_the_thread_count_never_changes_a_byte_and_the_b_layout_only_for_row_dot
         np.testing.assert_allclose(got[0, 0].astype(np.float64), expected, **tolerance)
 
 
+@pytest.mark.parametrize("n", [17, 40, 64, 100], ids=lambda n: f"{n} of 144 columns")
+def test_a_column_gets_the_same_bits_whatever_columns_follow_it(n: int, rng: np.random.Generator) -> None:
+    # the tile paths sum each column on its own: a last panel of at most 32 columns (narrower kernels) gives the bits
+    # those columns get inside full panels of a wider B
+    a, b = rng.standard_normal((1, 1, 24, 300)).astype(np.float32), rng.standard_normal((1, 1, 300, 144)).astype(np.float32)
+    device = native_device(threads=1)
+    wide = run(device, gemm_desc(a.shape, b.shape, (1, 1, 24, 144)), a, b)
+    part = np.ascontiguousarray(b[..., :n])
+    narrow = run(device, gemm_desc(a.shape, part.shape, (1, 1, 24, n)), a, part)
+    assert narrow.tobytes() == np.ascontiguousarray(wide[..., :n]).tobytes()
+
+
 _SPLIT_CASES = [
     pytest.param((1, 1, 256, 768, 3072), id="a transformer MLP block: one panel per item, 32 items per thread"),
     pytest.param((2, 3, 70, 2100, 300), id="six batches whose last M block has 6 rows of 8: its padding rows are not stored"),
