@@ -1115,6 +1115,14 @@ static int32_t run_blocked(gemm_plan* p, UINT threadCount) {
     group = GEMM_A_GROUP_FLOATS / p->a_floats;
     if (group < 1) group = 1;
     if (group > p->batch) group = p->batch;
+    /* a few panels and fewer (batch, M run) pairs than threads: split M between the threads, so that each computes
+     * rows of every panel (64x576 by 576x64, one full panel and one of 16 columns, went to 2 threads as one panel
+     * each: 3 to 1, slower than 1 thread); each thread packs the panels it uses */
+    if (limit > 1 && group * p->m_items < limit && p->npanels < 4 * (uint64_t)limit) {
+        const uint64_t runs = (limit + group - 1) / group;
+        p->mb_per_item = (p->mblocks + runs - 1) / runs;
+        p->m_items = (p->mblocks + p->mb_per_item - 1) / p->mb_per_item;
+    }
     /* panels per item: about GEMM_ITEMS_PER_THREAD items per thread */
     {
         const uint64_t want = (uint64_t)limit * GEMM_ITEMS_PER_THREAD, base = group * p->m_items;
