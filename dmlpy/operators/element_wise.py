@@ -67,11 +67,14 @@ def store(y: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
 
 
 def _scale_bias(desc: Any, x: np.ndarray) -> np.ndarray:
-    """``x * Scale + Bias`` in ``x``'s (floating) working type, or ``x`` when ScaleBias is NULL."""
+    """``x * Scale + Bias`` in ``x``'s (floating) working type, or ``x`` when ScaleBias is NULL. Scale and Bias are
+    FLOAT fields: their float32 values, as the C struct (and the C kernel) holds them, not the Python floats."""
     sb = getattr(desc, "ScaleBias", None)
     if sb is None:
         return x
-    return x * x.dtype.type(sb.Scale) + x.dtype.type(sb.Bias)
+    with np.errstate(over="ignore"):  # beyond float32's range a FLOAT is infinite
+        scale, bias = np.float32(sb.Scale), np.float32(sb.Bias)
+    return x * x.dtype.type(scale) + x.dtype.type(bias)
 
 
 def _has_scale_bias(desc: Any) -> bool:
