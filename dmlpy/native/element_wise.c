@@ -335,10 +335,49 @@ static void row_erf(const ew_plan* p, float* y, const float* a, const float* b, 
     }
 }
 
+/* g(x)^3 as (t * t) * t in double, rounded once to float: for a float t, t * t is exact, so the double result is
+ * t^3 correctly rounded, as the C library's pow(t, 3) gives it (within 1 ulp of it after the float rounding in
+ * any case); no pow call per element, so the loop vectorises (1x197x3072: 15 ms by pow, 0.2-0.3 ms so). Zeros, infinities and
+ * NaN come out as pow's (pow(-0, 3) = -0, pow(-inf, 3) = -inf). sb: the ScaleBias still to apply. y may be a. */
+static void ew_cube(const ew_plan* p, int sb, float* y, const float* a, size_t n) {
+    size_t i;
+    if (sb == EW_SB_F32) {
+        for (i = 0; i < n; ++i) {
+            float g = a[i] * p->s32;
+            double t;
+            g = g + p->b32;
+            t = (double)g;
+            y[i] = (float)(t * t * t);
+        }
+    } else if (sb == EW_SB_F64) {
+        for (i = 0; i < n; ++i) {
+            const double t = (double)a[i] * p->s64 + p->b64;
+            y[i] = (float)(t * t * t);
+        }
+    } else {
+        for (i = 0; i < n; ++i) {
+            const double t = (double)a[i];
+            y[i] = (float)(t * t * t);
+        }
+    }
+}
+
+/* CONSTANT_POW 3: a FLOAT16 ScaleBias (EW_SB_F32) was applied by ew_compute's pre-pass, as for the other unary rows. */
+static void row_cube(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
+    (void)b;
+    ew_cube(p, p->sb == EW_SB_F64 ? EW_SB_F64 : EW_SB_NONE, y, a, n);
+}
+
 /* POW: pow(g(x), e). ScaleBias applies to the first input only, so it is done here (not by the
  * in-place pre-pass, which could overwrite an exponent the output aliases). */
 static void row_pow(const ew_plan* p, float* y, const float* a, const float* b, size_t n) {
     size_t i;
+    int cube = 1;
+    for (i = 0; i < n; ++i) cube &= b[i] == 3.0f;
+    if (cube) { /* x^3 (GELU's tanh form, as PyTorch exports it): ew_cube, vectorised */
+        ew_cube(p, p->sb, y, a, n); /* POW applies its ScaleBias itself */
+        return;
+    }
     for (i = 0; i < n; ++i) {
         double t;
         if (p->sb == EW_SB_F32) {
@@ -370,7 +409,7 @@ static void ew_scale_bias_row(const ew_plan* p, float* y, const float* a, size_t
 enum {
     EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_POW,
     EW_IDENTITY, EW_ABS, EW_NEG, EW_CLIP, EW_SQRT, EW_RECIP, EW_EXP, EW_LOG, EW_TANH, EW_ERF, EW_CPOW,
-    EW_SQUARE, EW_OP_COUNT
+    EW_SQUARE, EW_CUBE, EW_OP_COUNT
 };
 
 static const ew_op ew_ops[EW_OP_COUNT] = {
@@ -393,6 +432,7 @@ static const ew_op ew_ops[EW_OP_COUNT] = {
     [EW_ERF] = {1, 1, 1, row_erf},
     [EW_CPOW] = {1, 1, 1, row_cpow},
     [EW_SQUARE] = {1, 1, 0, row_square},
+    [EW_CUBE] = {1, 1, 0, row_cube},
 };
 
 /* One row of n elements: y = f(g(a), b), then the fused activation. y may be a or b (in place). */
@@ -669,9 +709,10 @@ static int32_t ew_read(const DML_OPERATOR_DESC* desc, ew_desc* d) {
     case DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW: {
         const DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC* s = (const DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC*)v;
         /* Exponents 0.5, -1 and 2 are sqrt, 1/x and x*x, as NumPy's power computes them (sqrt(-inf) is NaN
-         * where pow(-inf, 0.5) is +inf; docs/deviations.md). */
+         * where pow(-inf, 0.5) is +inf; docs/deviations.md); 3 is (x*x)*x in double (ew_cube). */
         d->exponent = s->Exponent;
-        d->op = d->exponent == 0.5f ? EW_SQRT : d->exponent == -1.0f ? EW_RECIP : d->exponent == 2.0f ? EW_SQUARE : EW_CPOW;
+        d->op = d->exponent == 0.5f ? EW_SQRT : d->exponent == -1.0f ? EW_RECIP : d->exponent == 2.0f ? EW_SQUARE
+              : d->exponent == 3.0f ? EW_CUBE : EW_CPOW;
         break;
     }
     case DML_OPERATOR_ELEMENT_WISE_IDENTITY: d->op = EW_IDENTITY; break;

@@ -356,6 +356,38 @@ def test_erf_by_its_series_rounds_as_the_c_library_on_a_dense_sweep(device: dmlp
         assert np.asarray(y).tobytes() == expected.tobytes()
 
 
+CUBE_VALUES = [0.0, -0.0, 1.0, -1.0, 3.0, -2.5, 1e-20, -1e-30, 7e12, -7e12, 1e-45, np.inf, -np.inf, np.nan, 1.1754944e-38]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("scale_bias", [None, (0.7, -0.3)], ids=["no ScaleBias", "ScaleBias 0.7 -0.3"])
+@pytest.mark.parametrize("op", [OP.ELEMENT_WISE_CONSTANT_POW, OP.ELEMENT_WISE_POW], ids=["CONSTANT_POW 3", "POW by a tensor of 3s"])
+def test_cubes_round_as_pow_does(device: dmlpy.Device, op: OP, scale_bias: Any, dtype: Any) -> None:
+    """x^3 (GELU's tanh form) is (t * t) * t in double, no pow call: within 1 ulp of math.pow(g(x), 3) rounded, and
+    without ScaleBias on FLOAT32 the same bits (t * t is exact, so one rounding to double, then one to float)."""
+    with np.errstate(over="ignore"):
+        x = np.concatenate([np.array(CUBE_VALUES), np.random.default_rng(3).standard_normal(3000) * 4]).astype(dtype)
+    tensor = buffer_tensor(dtype, x.shape)
+    if op == OP.ELEMENT_WISE_POW:
+        desc = desc_of(op, [tensor] * 3, scale_bias=scale_bias)
+        y = dmlpy.run(desc, device=device, InputTensor=x, ExponentTensor=np.full_like(x, 3))
+    else:
+        desc = desc_of(op, [tensor] * 2, scale_bias=scale_bias, Exponent=3.0)
+        y = dmlpy.run(desc, device=device, InputTensor=x)
+    scale, bias = (float(np.float32(v)) for v in scale_bias) if scale_bias else (1.0, 0.0)  # FLOAT fields
+    if scale_bias is None:
+        g = [float(v) for v in x]
+    elif dtype == np.float16:  # a FLOAT16 g(x) is a float32, as its working type
+        g = [float(np.float32(np.float32(v) * np.float32(scale)) + np.float32(bias)) for v in x.astype(np.float32)]
+    else:
+        g = [float(v) * scale + bias for v in x]
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = np.array([_safe(lambda t: math.pow(t, 3), v) for v in g]).astype(dtype)
+    assert ulp_distance(np.asarray(y), expected) <= 1
+    if scale_bias is None and dtype == np.float32:
+        assert np.asarray(y).tobytes() == expected.tobytes()
+
+
 def _safe(fn: Callable[[float], float], v: float) -> float:
     try:
         return fn(v)
