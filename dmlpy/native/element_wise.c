@@ -247,10 +247,22 @@ static void row_square(const ew_plan* p, float* y, const float* a, const float* 
     }
 }
 
-/* g(x) as a double: FLOAT32's ScaleBias in double; FLOAT16's already applied in float32 (EW_SB_F32 runs
- * before the row, see ew_compute), or none. */
+/* g(x) as a double for the ScaleBias sb still to apply: FLOAT32's in double, FLOAT16's as two float32 steps
+ * (x * Scale, then + Bias), or none. */
+static inline double ew_g_sb(const ew_plan* p, int sb, float x) {
+    if (sb == EW_SB_F64) return (double)x * p->s64 + p->b64;
+    if (sb == EW_SB_F32) {
+        float g = x * p->s32;
+        g = g + p->b32;
+        return (double)g;
+    }
+    return (double)x;
+}
+
+/* g(x) as a double in a unary row: FLOAT16's ScaleBias was already applied in float32 (EW_SB_F32 runs before the
+ * row, see ew_compute). */
 static inline double ew_g(const ew_plan* p, float x) {
-    return p->sb == EW_SB_F64 ? (double)x * p->s64 + p->b64 : (double)x;
+    return ew_g_sb(p, p->sb == EW_SB_F64 ? EW_SB_F64 : EW_SB_NONE, x);
 }
 
 #define EW_MATH_ROW(name, expr)                                                                    \
@@ -309,11 +321,7 @@ static void row_erf(const ew_plan* p, float* y, const float* a, const float* b, 
     for (i0 = 0; i0 < n; i0 += m) { /* a chunk read whole before it is written: y may be a */
         int over1 = 0, over15 = 0, other = 0; /* some |t| above 1, above 1.5; some |t| above 2.5 or NaN */
         m = n - i0 < EW_ERF_CHUNK ? n - i0 : EW_ERF_CHUNK;
-        if (p->sb == EW_SB_F64) {
-            for (i = 0; i < m; ++i) t[i] = (double)a[i0 + i] * p->s64 + p->b64;
-        } else {
-            for (i = 0; i < m; ++i) t[i] = (double)a[i0 + i];
-        }
+        for (i = 0; i < m; ++i) t[i] = ew_g(p, a[i0 + i]);
         for (i = 0; i < m; ++i) {
             over1 |= t[i] * t[i] > 1.0;
             over15 |= t[i] * t[i] > 2.25;
@@ -341,24 +349,9 @@ static void row_erf(const ew_plan* p, float* y, const float* a, const float* b, 
  * NaN come out as pow's (pow(-0, 3) = -0, pow(-inf, 3) = -inf). sb: the ScaleBias still to apply. y may be a. */
 static void ew_cube(const ew_plan* p, int sb, float* y, const float* a, size_t n) {
     size_t i;
-    if (sb == EW_SB_F32) {
-        for (i = 0; i < n; ++i) {
-            float g = a[i] * p->s32;
-            double t;
-            g = g + p->b32;
-            t = (double)g;
-            y[i] = (float)(t * t * t);
-        }
-    } else if (sb == EW_SB_F64) {
-        for (i = 0; i < n; ++i) {
-            const double t = (double)a[i] * p->s64 + p->b64;
-            y[i] = (float)(t * t * t);
-        }
-    } else {
-        for (i = 0; i < n; ++i) {
-            const double t = (double)a[i];
-            y[i] = (float)(t * t * t);
-        }
+    for (i = 0; i < n; ++i) {
+        const double t = ew_g_sb(p, sb, a[i]);
+        y[i] = (float)(t * t * t);
     }
 }
 
@@ -378,17 +371,7 @@ static void row_pow(const ew_plan* p, float* y, const float* a, const float* b, 
         ew_cube(p, p->sb, y, a, n); /* POW applies its ScaleBias itself */
         return;
     }
-    for (i = 0; i < n; ++i) {
-        double t;
-        if (p->sb == EW_SB_F32) {
-            float g = a[i] * p->s32;
-            g = g + p->b32;
-            t = (double)g;
-        } else {
-            t = ew_g(p, a[i]);
-        }
-        y[i] = (float)pow(t, (double)b[i]);
-    }
+    for (i = 0; i < n; ++i) y[i] = (float)pow(ew_g_sb(p, p->sb, a[i]), (double)b[i]);
 }
 
 /* ScaleBias as a step before a unary function: y = g(a) (y may be a). */
