@@ -303,8 +303,8 @@ def test_every_kernel_variant_agrees_with_the_baseline_to_rounding(case: Callabl
     tolerance = 2e-3 if results["baseline"].dtype == np.float16 else 2e-5
     for name in variants[1:]:
         np.testing.assert_allclose(results[name].astype(np.float64), baseline, rtol=tolerance, atol=tolerance, err_msg=name)
-    if "avx2" in results:  # no fused multiply-adds below AVX-512 (C11 mode: -ffp-contract=off)
-        assert results["avx2"].tobytes() == results["baseline"].tobytes()
+    if {"avx2", "avx512"} <= results.keys():  # the same 16-lane kernels: AVX2 runs them on v16.h's emulated vectors
+        assert results["avx2"].tobytes() == results["avx512"].tobytes()
 
 
 # ---------------------------------------------------------------------------------------

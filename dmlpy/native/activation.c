@@ -11,8 +11,7 @@
 #include "dmlpy_internal.h"
 #include "half.h"
 
-#if defined(__AVX512F__) && !defined(DMLPY_NO_AVX512)
-#include <immintrin.h>
+#if defined(DMLPY_V16) /* activation.h included v16.h */
 #define ACT_AVX512 1
 #endif
 

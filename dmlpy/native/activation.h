@@ -102,8 +102,8 @@ static inline float dmlpy_act_scalar(const dmlpy_act* a, float x) {
     }
 }
 
-#if defined(__AVX512F__) && !defined(DMLPY_NO_AVX512)
-#include <immintrin.h>
+#include "v16.h"
+#if defined(DMLPY_V16)
 /* RELU on 16 lanes, as dmlpy_act_scalar's: 0 where x < 0 (a NaN and -0 stay). */
 static inline __m512 dmlpy_act_relu_vec(__m512 x) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), x, _mm512_setzero_ps());

@@ -50,6 +50,7 @@ DEPENDS = [
     os.path.join(INCLUDE_DIR, "dmlpy", "dmlpy.h"),
     os.path.join(NATIVE_DIR, "dmlpy_internal.h"),
     os.path.join(NATIVE_DIR, "half.h"),
+    os.path.join(NATIVE_DIR, "v16.h"),
     os.path.join(NATIVE_DIR, "activation.h"),
     os.path.join(NATIVE_DIR, "conv_shared.h"),
     os.path.join(NATIVE_DIR, "resampling_loops.h"),

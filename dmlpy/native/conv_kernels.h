@@ -22,7 +22,56 @@
 /* C[m][v*16 + j] (+)= sum_{kk < K} A[kk*MR + m] * xv[off[kk] + j], m < MR, v < NV, j < 16.
  * C rows are CONV_NR floats apart and 64-byte aligned; acc = 0: overwrite, 1: accumulate. */
 
-#if defined(CONV_AVX512)
+#if defined(CONV_AVX512) && DMLPY_V16 == 2
+
+/* AVX2 (v16.h's emulated 16-lane vectors): an MR x NR tile is 24 or 16 zmm accumulators, 48 or 32 ymm, three times
+ * the 16 registers AVX2 has; written with the emulated vectors the compiler spilled them at every k step (about 12%
+ * of the matmul peak). So the tile is computed in sub-tiles of 4 rows by 24 or 16 columns (12 or 8 ymm
+ * accumulators, 3 or 2 B vectors and the broadcast A value: at most 16 registers), column strips outer, so a strip's
+ * B rows are read from L1 by both row halves. Every output is still one fused multiply-add per k in increasing k
+ * from a zero, then the running sum added: the AVX-512 kernels' operations lane for lane, so the same bits. */
+#define KERNEL_PARAMS_2 const float *x0, const float *x1
+#define KERNEL_PARAMS_3 const float *x0, const float *x1, const float *x2
+#define KERNEL_PARAMS_(NV) KERNEL_PARAMS_##NV
+#define KERNEL_PARAMS_X(NV) KERNEL_PARAMS_(NV)
+#define KERNEL_PARAMS KERNEL_PARAMS_X(CONV_NV)
+#define CONV_SUB_Y (CONV_NV == 3 ? 3 : 2) /* ymm columns of a sub-tile: 24 or 16 floats */
+/* the MR x NR tile by sub-tiles: column strips of CONV_SUB_Y ymm, in each the rows 4 at a time */
+CONV_INLINE void conv_tile(unsigned MR, uint64_t K, const float* restrict A, const float* x0, const float* x1,
+                           const float* x2, const int64_t* restrict off, uint64_t ldb, float* restrict C, int acc) {
+    const float* bc[6] = {x0, x0 + 8, x1, x1 + 8, x2, x2 != NULL ? x2 + 8 : NULL};
+    unsigned s, r0;
+    V16E_UNROLL for (s = 0; s < 2 * CONV_NV / CONV_SUB_Y; ++s) {
+        V16E_UNROLL for (r0 = 0; r0 < MR; r0 += 4) {
+            v16e_fma_tile(MR - r0 < 4 ? MR - r0 : 4, CONV_SUB_Y, K, A + r0, MR, bc + s * CONV_SUB_Y, off, ldb,
+                          C + r0 * CONV_NR + 8 * CONV_SUB_Y * s, CONV_NR, acc);
+        }
+    }
+}
+#if CONV_NV == 3
+#define CONV_X2 x2
+#else
+#define CONV_X2 NULL
+#endif
+#define DEFINE_KERNEL(NAME, MR)                                                                                   \
+    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off, float* restrict C, \
+                     int acc) {                                                                                    \
+        conv_tile(MR, K, A, x0, x1, CONV_X2, off, 0, C, acc);                                                      \
+    }
+#define DEFINE_KERNEL_LD(NAME, MR)                                                                                \
+    static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, uint64_t ldb, float* restrict C, int acc) { \
+        conv_tile(MR, K, A, x0, x1, CONV_X2, NULL, ldb, C, acc);                                                   \
+    }
+DEFINE_KERNEL(kernel_8, 8)
+DEFINE_KERNEL(kernel_4, 4)
+DEFINE_KERNEL(kernel_2, 2)
+DEFINE_KERNEL(kernel_1, 1)
+DEFINE_KERNEL_LD(kernel_ld_8, 8)
+DEFINE_KERNEL_LD(kernel_ld_4, 4)
+DEFINE_KERNEL_LD(kernel_ld_2, 2)
+DEFINE_KERNEL_LD(kernel_ld_1, 1)
+
+#elif defined(CONV_AVX512)
 
 #define ROWS_8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define ROWS_4(X) X(0) X(1) X(2) X(3)

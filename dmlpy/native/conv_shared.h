@@ -12,8 +12,9 @@
 #include "dmlpy_internal.h"
 #include "half.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(DMLPY_NO_AVX512)
-#include <immintrin.h>
+/* CONV_AVX512: the kernels' 16-lane paths, on AVX-512 or on AVX2 through v16.h's emulation (same bits) */
+#include "v16.h"
+#if defined(DMLPY_V16)
 #define CONV_AVX512 1
 #endif
 
@@ -24,6 +25,49 @@
 #else
 #define CONV_INLINE static inline
 #define CONV_NOINLINE static
+#endif
+
+#if DMLPY_V16 == 2
+/* C[r][8j .. 8j + 8) (+)= sum over k < K of A[k * mr + r] * B_j[k][0 .. 8) for r < R <= 4, j < NY <= 3, one fused
+ * multiply-add per k in increasing k from zero (the AVX-512 kernels' order, lane for lane), then the running sum C
+ * added when acc; B_j row k at bc[j] + off[k] (off != NULL) or bc[j] + k * ldb; C rows ldc floats apart, 32-byte
+ * aligned. At most 12 accumulators, NY B vectors and a broadcast: AVX2's 16 ymm registers (the emulated 16-lane
+ * micro-kernels' 16 to 24 zmm accumulators would be spilled at every k step). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define V16E_UNROLL _Pragma("GCC unroll 16")
+#else
+#define V16E_UNROLL
+#endif
+CONV_INLINE void v16e_fma_tile(unsigned R, unsigned NY, uint64_t K, const float* restrict A, unsigned mr,
+                               const float* const* bc, const int64_t* restrict off, uint64_t ldb, float* restrict C,
+                               uint64_t ldc, int acc) {
+    __m256 c[4][3];
+    uint64_t kk;
+    unsigned r, j;
+    V16E_UNROLL for (r = 0; r < 4; ++r) V16E_UNROLL for (j = 0; j < 3; ++j) c[r][j] = _mm256_setzero_ps();
+    for (kk = 0; kk < K; ++kk) {
+        const float* a = A + kk * mr;
+        const int64_t o = off != NULL ? off[kk] : (int64_t)(kk * ldb);
+        __m256 b[3];
+        V16E_UNROLL for (j = 0; j < 3; ++j) b[j] = j < NY ? _mm256_loadu_ps(bc[j] + o) : _mm256_setzero_ps();
+        V16E_UNROLL for (r = 0; r < 4; ++r) {
+            if (r < R) {
+                const __m256 av = _mm256_broadcast_ss(a + r);
+                V16E_UNROLL for (j = 0; j < 3; ++j) if (j < NY) c[r][j] = _mm256_fmadd_ps(av, b[j], c[r][j]);
+            }
+        }
+    }
+    V16E_UNROLL for (r = 0; r < 4; ++r) {
+        if (r < R) {
+            V16E_UNROLL for (j = 0; j < 3; ++j) {
+                if (j < NY) {
+                    float* d = C + r * ldc + 8 * j;
+                    _mm256_store_ps(d, acc ? _mm256_add_ps(c[r][j], _mm256_load_ps(d)) : c[r][j]);
+                }
+            }
+        }
+    }
+}
 #endif
 
 /* ---- element access ------------------------------------------------------------------------------ */

@@ -473,7 +473,7 @@ typedef struct gemm_pf {
     uint64_t quota;  /* lines per kernel call */
 } gemm_pf;
 
-#if defined(CONV_AVX512) && CONV_NV == 3
+#if defined(CONV_AVX512) && CONV_NV == 3 && DMLPY_V16 == 1 /* (AVX2: conv_kernels.h's sub-tiles instead) */
 /* The full 8 x 48 tile over B rows ldb floats apart, as kernel_ld_8 computes it (the same products in the same
  * order), which also asks for up to n lines of the prefetch stream, one per k step, and, with pack, copies the B
  * rows it reads into the packed panel P (rows of CONV_NR floats): the panel's first M block packs it from the

@@ -40,9 +40,8 @@
 #include "dmlpy_internal.h"
 #include "half.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(DMLPY_NO_AVX512) && \
-    !defined(DMLPY_FORCE_SOFT_HALF)
-#include <immintrin.h>
+#include "v16.h"
+#if defined(DMLPY_V16) && !defined(DMLPY_FORCE_SOFT_HALF) /* on AVX-512, or AVX2 through v16.h (same bits) */
 #define POOL_AVX512 1
 #endif
 

@@ -439,11 +439,12 @@ def test_the_thread_count_never_changes_a_byte_and_the_b_layout_only_for_row_dot
     assert one.tobytes() == two.tobytes()
     # B stored transposed (TransB, a fully connected layer's weight): its columns strided. The tile kernels' packing
     # transposes 16 of its rows at a time in registers (the same sums as B as stored); up to 4 rows of A take dot
-    # products of its rows instead, summed in 16 lanes (the AVX-512 kernels' row-streaming path)
+    # products of its rows instead, summed in 16 lanes (the 16-lane kernels' row-streaming path: AVX-512, and AVX2 through
+    # v16.h's emulation of the same vectors)
     stored = np.ascontiguousarray(np.swapaxes(b, -1, -2))
     transposed = [run(native_device(threads=t), gemm_desc(a.shape, stored.shape, (1, 1, m, n), dtype=dtype, trans_b=True), a, stored) for t in (1, 2)]
     assert transposed[0].tobytes() == transposed[1].tobytes()
-    dot_products = m <= 4 and _native_isa() == "avx512"
+    dot_products = m <= 4 and _native_isa() in ("avx2", "avx512")
     expected_bytes = _dot_products_in_sixteen_lanes(a[0, 0], stored[0, 0]).astype(dtype)[None, None] if dot_products else one
     assert transposed[0].tobytes() == expected_bytes.tobytes()
     expected = a[0, 0].astype(np.float64) @ b[0, 0].astype(np.float64)
