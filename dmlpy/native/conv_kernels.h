@@ -43,8 +43,8 @@ CONV_INLINE void conv_tile(unsigned MR, uint64_t K, const float* restrict A, con
     unsigned s, r0;
     V16E_UNROLL for (s = 0; s < 2 * CONV_NV / CONV_SUB_Y; ++s) {
         V16E_UNROLL for (r0 = 0; r0 < MR; r0 += 4) {
-            v16e_fma_tile(MR - r0 < 4 ? MR - r0 : 4, CONV_SUB_Y, K, A + r0, MR, bc + s * CONV_SUB_Y, off, ldb,
-                          C + r0 * CONV_NR + 8 * CONV_SUB_Y * s, CONV_NR, acc);
+            v16e_fma_tile(MR - r0 < 4 ? MR - r0 : 4, CONV_SUB_Y, K, A + r0, 1, MR, bc + s * CONV_SUB_Y, off, ldb,
+                          C + r0 * CONV_NR + 8 * CONV_SUB_Y * s, CONV_NR, acc, NULL, NULL);
         }
     }
 }

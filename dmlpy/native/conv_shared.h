@@ -28,41 +28,59 @@
 #endif
 
 #if DMLPY_V16 == 2
-/* C[r][8j .. 8j + 8) (+)= sum over k < K of A[k * mr + r] * B_j[k][0 .. 8) for r < R <= 4, j < NY <= 3, one fused
- * multiply-add per k in increasing k from zero (the AVX-512 kernels' order, lane for lane), then the running sum C
- * added when acc; B_j row k at bc[j] + off[k] (off != NULL) or bc[j] + k * ldb; C rows ldc floats apart, 32-byte
- * aligned. At most 12 accumulators, NY B vectors and a broadcast: AVX2's 16 ymm registers (the emulated 16-lane
+/* C[r][8j .. 8j + 8) (+)= sum over k < K of A[r * ars + k * aks] * B_j[k][0 .. 8) for r < R <= 4, j < NY <= 3, one
+ * fused multiply-add per k in increasing k from zero (the AVX-512 kernels' order, lane for lane), then the running
+ * sum C added when acc; B_j row k at bc[j] + off[k] (off != NULL) or bc[j] + k * ldb; C rows ldc floats apart. With
+ * bias: C[r][..] = sum + bias[r] instead, and *bad = 1 when a sum is infinite or NaN (conv_small.h's epilogue).
+ * At most 12 accumulators, NY B vectors and a broadcast: AVX2's 16 ymm registers (the emulated 16-lane
  * micro-kernels' 16 to 24 zmm accumulators would be spilled at every k step). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define V16E_UNROLL _Pragma("GCC unroll 16")
 #else
 #define V16E_UNROLL
 #endif
-CONV_INLINE void v16e_fma_tile(unsigned R, unsigned NY, uint64_t K, const float* restrict A, unsigned mr,
+CONV_INLINE void v16e_fma_tile(unsigned R, unsigned NY, uint64_t K, const float* restrict A, uint64_t ars, uint64_t aks,
                                const float* const* bc, const int64_t* restrict off, uint64_t ldb, float* restrict C,
-                               uint64_t ldc, int acc) {
+                               uint64_t ldc, int acc, const float* restrict bias, uint32_t* bad) {
     __m256 c[4][3];
     uint64_t kk;
     unsigned r, j;
     V16E_UNROLL for (r = 0; r < 4; ++r) V16E_UNROLL for (j = 0; j < 3; ++j) c[r][j] = _mm256_setzero_ps();
     for (kk = 0; kk < K; ++kk) {
-        const float* a = A + kk * mr;
+        const float* a = A + kk * aks;
         const int64_t o = off != NULL ? off[kk] : (int64_t)(kk * ldb);
         __m256 b[3];
         V16E_UNROLL for (j = 0; j < 3; ++j) b[j] = j < NY ? _mm256_loadu_ps(bc[j] + o) : _mm256_setzero_ps();
         V16E_UNROLL for (r = 0; r < 4; ++r) {
             if (r < R) {
-                const __m256 av = _mm256_broadcast_ss(a + r);
+                const __m256 av = _mm256_broadcast_ss(a + r * ars);
                 V16E_UNROLL for (j = 0; j < 3; ++j) if (j < NY) c[r][j] = _mm256_fmadd_ps(av, b[j], c[r][j]);
             }
         }
+    }
+    if (bias != NULL) {
+        const __m256i e = _mm256_set1_epi32(0x7F800000);
+        int hit = 0;
+        V16E_UNROLL for (r = 0; r < 4; ++r) {
+            if (r < R) {
+                const __m256 br = _mm256_broadcast_ss(bias + r);
+                V16E_UNROLL for (j = 0; j < 3; ++j) {
+                    if (j < NY) {
+                        hit |= _mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(c[r][j]), e), e));
+                        _mm256_storeu_ps(C + r * ldc + 8 * j, _mm256_add_ps(c[r][j], br));
+                    }
+                }
+            }
+        }
+        if (hit) *bad = 1;
+        return;
     }
     V16E_UNROLL for (r = 0; r < 4; ++r) {
         if (r < R) {
             V16E_UNROLL for (j = 0; j < 3; ++j) {
                 if (j < NY) {
                     float* d = C + r * ldc + 8 * j;
-                    _mm256_store_ps(d, acc ? _mm256_add_ps(c[r][j], _mm256_load_ps(d)) : c[r][j]);
+                    _mm256_storeu_ps(d, acc ? _mm256_add_ps(c[r][j], _mm256_loadu_ps(d)) : c[r][j]);
                 }
             }
         }

@@ -171,6 +171,25 @@ typedef struct conv_small {
         SM_UNROLL for (m = 0; m < MR; ++m) SM_UNROLL for (v = 0; v < NV; ++v)                                    \
             _mm512_store_ps(C + m * ldc + 16 * v, c[m][v]);                                                       \
     }
+#if DMLPY_V16 == 2
+/* AVX2: the same sums by v16e_fma_tile's register-sized sub-tiles (4 rows by 16 or 24 columns; same bits); the
+ * filter rows are read in order, which the hardware prefetchers follow. */
+#undef SM_BCAST
+#define SM_BCAST(MR, NV)                                                                                        \
+    static void sm_bcast_##MR##_##NV(uint64_t K, const float* restrict a, uint64_t lda, const float* restrict b, \
+                                     uint64_t ldb, float* restrict C, uint64_t ldc, int acc,                     \
+                                     const float* restrict bias, uint32_t* bad) {                                \
+        const float* bc[8] = {b, b + 8, b + 16, b + 24, b + 32, b + 40, b + 48, b + 56};                         \
+        const unsigned ny = (2 * NV) % 3 == 0 ? 3 : 2, strips = 2 * NV / ny;                                     \
+        unsigned s, r0;                                                                                           \
+        V16E_UNROLL for (s = 0; s < strips; ++s) {                                                                \
+            V16E_UNROLL for (r0 = 0; r0 < MR; r0 += 4) {                                                          \
+                v16e_fma_tile(MR - r0 < 4 ? MR - r0 : 4, ny, K, a + r0 * lda, lda, 1, bc + s * ny, NULL, ldb,      \
+                              C + r0 * ldc + 8 * ny * s, ldc, acc, bias != NULL ? bias + r0 : NULL, bad);         \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+#endif
 SM_BCAST(6, 4)
 SM_BCAST(4, 4)
 SM_BCAST(4, 3)
@@ -266,6 +285,47 @@ CONV_INLINE void sm_reduce_4x4(const __m512* c, float* C, uint64_t ldc, int acc)
             C[m * ldc + q] = acc ? C[m * ldc + q] + sum_ : sum_;                                                  \
         }                                                                                                         \
     }
+#if DMLPY_V16 == 2
+/* AVX2: the 16-lane sums of rows [m0, m0 + MB) by positions [q0, q0 + QB) (MB, QB <= 2: 8 ymm accumulators, 4 B and
+ * 2 A halves), each lane the same chain of multiply-adds as the AVX-512 form's, into c[m * PB + q]. */
+CONV_INLINE void sm_dot_block(unsigned MB, unsigned QB, unsigned PB, unsigned m0, unsigned q0, uint64_t K,
+                              const float* restrict a, uint64_t lda, const float* restrict bt, uint64_t ldb, __m512* c) {
+    __m512 acc[2][2], bv[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    unsigned m, q;
+    uint64_t kk = 0;
+    V16E_UNROLL for (m = 0; m < 2; ++m) V16E_UNROLL for (q = 0; q < 2; ++q) acc[m][q] = _mm512_setzero_ps();
+    for (; kk < K; kk += 16) {
+        const __mmask16 mk = K - kk >= 16 ? (__mmask16)0xFFFFu : mask_n(K - kk);
+        V16E_UNROLL for (q = 0; q < 2; ++q) if (q < QB) bv[q] = _mm512_maskz_loadu_ps(mk, bt + (q0 + q) * ldb + kk);
+        V16E_UNROLL for (m = 0; m < 2; ++m) {
+            if (m < MB) {
+                const __m512 av = _mm512_maskz_loadu_ps(mk, a + (m0 + m) * lda + kk);
+                V16E_UNROLL for (q = 0; q < 2; ++q) if (q < QB) acc[m][q] = _mm512_fmadd_ps(av, bv[q], acc[m][q]);
+            }
+        }
+    }
+    V16E_UNROLL for (m = 0; m < 2; ++m) V16E_UNROLL for (q = 0; q < 2; ++q) if (m < MB && q < QB) c[(m0 + m) * PB + q0 + q] = acc[m][q];
+}
+#undef SM_DOT
+#define SM_DOT(MR, PB)                                                                                          \
+    static void sm_dot_##MR##_##PB(uint64_t K, const float* restrict a, uint64_t lda, const float* restrict bt,  \
+                                   uint64_t ldb, float* restrict C, uint64_t ldc, int acc) {                     \
+        __m512 c[MR * PB];                                                                                        \
+        unsigned m, q;                                                                                            \
+        for (m = 0; m < MR; m += 2)                                                                               \
+            for (q = 0; q < PB; q += 2)                                                                           \
+                sm_dot_block(MR - m < 2 ? MR - m : 2, PB - q < 2 ? PB - q : 2, PB, m, q, K, a, lda, bt, ldb, c); \
+        if (MR == 4 && PB == 4) {                                                                                 \
+            sm_reduce_4x4(c, C, ldc, acc);                                                                        \
+            return;                                                                                               \
+        }                                                                                                         \
+        for (m = 0; m < MR; ++m)                                                                                  \
+            for (q = 0; q < PB; ++q) {                                                                            \
+                const float sum_ = _mm512_reduce_add_ps(c[m * PB + q]);                                           \
+                C[m * ldc + q] = acc ? C[m * ldc + q] + sum_ : sum_;                                              \
+            }                                                                                                     \
+    }
+#endif
 SM_DOT(4, 4)
 SM_DOT(4, 3)
 SM_DOT(6, 2)

@@ -383,16 +383,16 @@ CONV_INLINE void wino_input_tile(const float* src, uint64_t plane_stride, uint64
 static void wino_kernel(uint64_t K, const float* restrict a, const float* restrict b, uint64_t ldb, float* restrict c,
                         uint64_t ldc) {
     const float* bc[4] = {b, b + 8, b + 16, b + 24};
-    v16e_fma_tile(4, 2, K, a, WINO_MR, bc, NULL, ldb, c, ldc, 0);
-    v16e_fma_tile(4, 2, K, a + 4, WINO_MR, bc, NULL, ldb, c + 4 * ldc, ldc, 0);
-    v16e_fma_tile(4, 2, K, a, WINO_MR, bc + 2, NULL, ldb, c + 16, ldc, 0);
-    v16e_fma_tile(4, 2, K, a + 4, WINO_MR, bc + 2, NULL, ldb, c + 4 * ldc + 16, ldc, 0);
+    v16e_fma_tile(4, 2, K, a, 1, WINO_MR, bc, NULL, ldb, c, ldc, 0, NULL, NULL);
+    v16e_fma_tile(4, 2, K, a + 4, 1, WINO_MR, bc, NULL, ldb, c + 4 * ldc, ldc, 0, NULL, NULL);
+    v16e_fma_tile(4, 2, K, a, 1, WINO_MR, bc + 2, NULL, ldb, c + 16, ldc, 0, NULL, NULL);
+    v16e_fma_tile(4, 2, K, a + 4, 1, WINO_MR, bc + 2, NULL, ldb, c + 4 * ldc + 16, ldc, 0, NULL, NULL);
 }
 static void wino_kernel16(uint64_t K, const float* restrict a, const float* restrict b, uint64_t ldb, float* restrict c,
                           uint64_t ldc) {
     const float* bc[2] = {b, b + 8};
-    v16e_fma_tile(4, 2, K, a, WINO_MR, bc, NULL, ldb, c, ldc, 0);
-    v16e_fma_tile(4, 2, K, a + 4, WINO_MR, bc, NULL, ldb, c + 4 * ldc, ldc, 0);
+    v16e_fma_tile(4, 2, K, a, 1, WINO_MR, bc, NULL, ldb, c, ldc, 0, NULL, NULL);
+    v16e_fma_tile(4, 2, K, a + 4, 1, WINO_MR, bc, NULL, ldb, c + 4 * ldc, ldc, 0, NULL, NULL);
 }
 #else
 /* C[m][0..32) = sum_k A[k*8 + m] * B[k*ldb + 0..32), m < 8; B, C 64-byte aligned, ldb, ldc multiples of 16. */
