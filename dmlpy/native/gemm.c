@@ -949,6 +949,63 @@ CONV_INLINE float rows_t_lanes_sum(__m512 v) {
     return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 
+#if DMLPY_V16 == 2
+/* 16 elements from base + i (float16 or float32) as two float32 halves; only the first n when n < 16. */
+CONV_INLINE void rows_t_load(int half, const void* base, uint64_t i, uint64_t n, __m256* lo, __m256* hi) {
+    if (half) {
+        const __m256i h = n >= 16 ? _mm256_loadu_si256((const __m256i*)((const uint16_t*)base + i))
+                                  : _mm256_maskz_loadu_epi16(mask_n(n), (const uint16_t*)base + i);
+        *lo = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
+        *hi = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
+    } else if (n >= 16) {
+        *lo = _mm256_loadu_ps((const float*)base + i);
+        *hi = _mm256_loadu_ps((const float*)base + i + 8);
+    } else {
+        const __m512 v = _mm512_maskz_loadu_ps(mask_n(n), (const float*)base + i);
+        *lo = v.lo;
+        *hi = v.hi;
+    }
+}
+
+/* AVX2: rows_t_item's block sums s[m][c0 + c] for CB of its 4 B rows (row[0 ..]): each the same 16 lanes of
+ * multiply-adds as the AVX-512 form's and the same tree, two ymm per lane set; CB chosen so the accumulators fit
+ * the 16 registers (the four B rows at once with M rows of A would need 8M ymm). */
+CONV_INLINE void rows_t_sums(const gemm_plan* p, unsigned M, unsigned CB, const uint64_t* row, int a_direct, uint64_t ao,
+                             float (*ablock)[GEMM_KC], uint64_t k0, uint64_t k1, float (*s)[4], unsigned c0) {
+    __m256 lo[GEMM_ROWS_MAX_M][4], hi[GEMM_ROWS_MAX_M][4];
+    uint64_t k;
+    unsigned m, c;
+    V16E_UNROLL for (m = 0; m < GEMM_ROWS_MAX_M; ++m) V16E_UNROLL for (c = 0; c < 4; ++c) lo[m][c] = hi[m][c] = _mm256_setzero_ps();
+    for (k = k0; k < k1; k += 16) {
+        const uint64_t n = k1 - k; /* zero products past the block: an exact +0 added */
+        __m256 blo[4], bhi[4];
+        V16E_UNROLL for (c = 0; c < 4; ++c) if (c < CB) rows_t_load(p->half, p->b, row[c] + k, n, &blo[c], &bhi[c]);
+        V16E_UNROLL for (m = 0; m < GEMM_ROWS_MAX_M; ++m) {
+            if (m < M) {
+                __m256 alo, ahi;
+                if (!a_direct) {
+                    rows_t_load(0, ablock[m], k - k0, n, &alo, &ahi);
+                } else {
+                    rows_t_load(p->half, p->a, ao + m * p->as_m + k, n, &alo, &ahi);
+                }
+                V16E_UNROLL for (c = 0; c < 4; ++c) {
+                    if (c < CB) {
+                        lo[m][c] = _mm256_fmadd_ps(alo, blo[c], lo[m][c]);
+                        hi[m][c] = _mm256_fmadd_ps(ahi, bhi[c], hi[m][c]);
+                    }
+                }
+            }
+        }
+    }
+    for (m = 0; m < M; ++m) {
+        for (c = 0; c < CB; ++c) {
+            const __m512 v = {lo[m][c], hi[m][c]};
+            s[m][c0 + c] = rows_t_lanes_sum(v);
+        }
+    }
+}
+#endif
+
 /* TransB of a row-major B (unit k stride, a fully connected layer's weight) with at most GEMM_ROWS_MAX_M rows of A:
  * item (batch, 16 columns) takes dot products of A's rows with its columns' B rows, 4 rows at a time read in memory
  * order, 16 k per step. Each output's sum over a K block is formed as 16 interleaved partial sums (lane j: the
@@ -977,6 +1034,18 @@ CONV_INLINE void rows_t_item(const gemm_plan* p, uint64_t b, uint64_t n0, unsign
                     for (k = k0; k < k1; ++k) ablock[m][k - k0] = load_elem(p->half, p->a, ao + m * p->as_m + k * p->as_k);
                 }
             }
+#if DMLPY_V16 == 2
+            {
+                float s[GEMM_ROWS_MAX_M][4];
+                const unsigned cb = M == 1 ? 4 : M == 2 ? 2 : 1;
+                (void)acc;
+                for (c = 0; c < 4; c += cb) rows_t_sums(p, M, cb, row + c, a_direct, ao, ablock, k0, k1, s, c);
+                for (m = 0; m < M; ++m) {
+                    for (c = 0; c < 4; ++c) total[m][c] = k0 == 0 ? s[m][c] : s[m][c] + total[m][c];
+                }
+                continue;
+            }
+#endif
             for (m = 0; m < M; ++m) {
                 for (c = 0; c < 4; ++c) acc[m][c] = _mm512_setzero_ps();
             }
