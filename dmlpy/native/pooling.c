@@ -217,8 +217,6 @@ POOL_INLINE void store16(char* y, uint64_t off, __m512 v, __mmask16 m, int half,
 /* Window sum of 16 outputs starting at output j: sum_k a[(j + l)*s + k*d], l < 16, k in increasing order.
  * s is 1 or 2; for s = 2, d = 1, w <= 3 the taps share two or three loads. */
 POOL_INLINE __m512 hsum16(const float* a, uint64_t j, uint64_t s, uint64_t d, uint64_t w) {
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     uint64_t k;
     __m512 v;
     if (s == 1) {
@@ -230,22 +228,26 @@ POOL_INLINE __m512 hsum16(const float* a, uint64_t j, uint64_t s, uint64_t d, ui
     {
         const float* b = a + 2 * j;
         __m512 lo = _mm512_loadu_ps(b), hi = _mm512_loadu_ps(b + 16);
-        v = _mm512_permutex2var_ps(lo, even, hi);
+        v = v16_even_lanes(lo, hi);
         if (d == 1 && w <= 3) {
-            if (w >= 2) v = _mm512_add_ps(v, _mm512_permutex2var_ps(lo, odd, hi));
+            if (w >= 2) v = _mm512_add_ps(v, v16_odd_lanes(lo, hi));
             if (w == 3) {
+#if DMLPY_V16 == 2 /* AVX2: two more loads beat the emulated lane shifts */
+                v = _mm512_add_ps(v, v16_even_lanes(_mm512_loadu_ps(b + 2), _mm512_loadu_ps(b + 18)));
+#else
                 /* The third tap is the even lanes of b[2 .. 33]: shift lo:hi:b[32..47] by two. */
                 __m512i l = _mm512_castps_si512(lo), h = _mm512_castps_si512(hi);
                 __m512i h2 = _mm512_castps_si512(_mm512_loadu_ps(b + 32));
                 __m512 lo2 = _mm512_castsi512_ps(_mm512_alignr_epi32(h, l, 2));
                 __m512 hi2 = _mm512_castsi512_ps(_mm512_alignr_epi32(h2, h, 2));
-                v = _mm512_add_ps(v, _mm512_permutex2var_ps(lo2, even, hi2));
+                v = _mm512_add_ps(v, v16_even_lanes(lo2, hi2));
+#endif
             }
             return v;
         }
         for (k = 1; k < w; ++k) {
             const float* bk = b + k * d;
-            v = _mm512_add_ps(v, _mm512_permutex2var_ps(_mm512_loadu_ps(bk), even, _mm512_loadu_ps(bk + 16)));
+            v = _mm512_add_ps(v, v16_even_lanes(_mm512_loadu_ps(bk), _mm512_loadu_ps(bk + 16)));
         }
         return v;
     }

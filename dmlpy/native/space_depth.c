@@ -184,6 +184,49 @@ SD_SCALAR_KERNELS(uint16_t)
 SD_SCALAR_KERNELS(uint32_t)
 SD_SCALAR_KERNELS(uint64_t)
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+/* AVX2, 4-byte elements, block 2 (S = 2, the common space/depth block): 8 values of l per step, the two streams
+ * split (DEINT) or merged (INTER) by two shuffles each. The bits are moved as they are (float shuffles do not
+ * touch NaN payloads), so the result is the scalar kernels'. */
+static void sd_deint2_avx2(const sd_plan* p, char* dst, const char* src, uint64_t l0, uint64_t l1, uint64_t r0, uint64_t r1) {
+    const uint64_t ds = p->ds_s;
+    uint64_t r, l;
+    for (r = r0; r < r1; ++r) {
+        const float* s0 = (const float*)src + sd_row_src(p, r);
+        float* d0 = (float*)dst + sd_row_dst(p, r);
+        for (l = l0; l + 8 <= l1; l += 8) {
+            const __m256 a = _mm256_loadu_ps(s0 + 2 * l), b = _mm256_loadu_ps(s0 + 2 * l + 8);
+            _mm256_storeu_ps(d0 + l, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8)));
+            _mm256_storeu_ps(d0 + ds + l, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8)));
+        }
+        for (; l < l1; ++l) {
+            ((uint32_t*)d0)[l] = ((const uint32_t*)s0)[2 * l];
+            ((uint32_t*)d0)[ds + l] = ((const uint32_t*)s0)[2 * l + 1];
+        }
+    }
+}
+static void sd_inter2_avx2(const sd_plan* p, char* dst, const char* src, uint64_t l0, uint64_t l1, uint64_t r0, uint64_t r1) {
+    const uint64_t ss = p->ss_s;
+    uint64_t r, l;
+    for (r = r0; r < r1; ++r) {
+        const float* s0 = (const float*)src + sd_row_src(p, r);
+        float* d0 = (float*)dst + sd_row_dst(p, r);
+        for (l = l0; l + 8 <= l1; l += 8) {
+            const __m256 a = _mm256_loadu_ps(s0 + l), b = _mm256_loadu_ps(s0 + ss + l);
+            const __m256 lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b); /* per 128-bit half */
+            _mm256_storeu_ps(d0 + 2 * l, _mm256_permute2f128_ps(lo, hi, 0x20));
+            _mm256_storeu_ps(d0 + 2 * l + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+        }
+        for (; l < l1; ++l) {
+            ((uint32_t*)d0)[2 * l] = ((const uint32_t*)s0)[l];
+            ((uint32_t*)d0)[2 * l + 1] = ((const uint32_t*)s0)[ss + l];
+        }
+    }
+}
+#define SD_AVX2_PAIRS 1
+#endif
+
 /* ---- COPY --------------------------------------------------------------------------------------- */
 
 #if defined(SD_AVX512)
@@ -573,6 +616,10 @@ static sd_block_fn sd_block_function(const sd_plan* p) {
     if (p->kind == SD_COPY) return sd_copy;
 #if defined(SD_AVX512)
     if (p->use_net) return p->kind == SD_DEINT ? sd_deint_vec : sd_inter_vec;
+#endif
+#if defined(SD_AVX2_PAIRS)
+    if (p->esize == 4 && p->S == 2 && p->kind == SD_DEINT) return sd_deint2_avx2;
+    if (p->esize == 4 && p->S == 2 && p->kind == SD_INTER) return sd_inter2_avx2;
 #endif
     switch (p->esize) {
     case 1: return p->kind == SD_DEINT ? sd_deint_uint8_t : p->kind == SD_INTER ? sd_inter_uint8_t : sd_generic_uint8_t;

@@ -19,6 +19,13 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(DMLPY_NO_AVX512)
 #include <immintrin.h>
 #define DMLPY_V16 1
+/* the even (odd) lanes of the 32 floats a:b */
+static inline __m512 v16_even_lanes(__m512 a, __m512 b) {
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+}
+static inline __m512 v16_odd_lanes(__m512 a, __m512 b) {
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+}
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(__AVX512F__) && !defined(DMLPY_NO_AVX512) && \
     !defined(DMLPY_NO_V16_EMULATION) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -289,6 +296,17 @@ V16_INLINE dmlpy_v16f v16_permutex2var_ps(dmlpy_v16f a, dmlpy_v16i idx, dmlpy_v1
     return (dmlpy_v16f){_mm256_blendv_ps(v16_perm_half(a, idx.lo), v16_perm_half(b, idx.lo), s0),
                         _mm256_blendv_ps(v16_perm_half(a, idx.hi), v16_perm_half(b, idx.hi), s1)};
 }
+
+/* the even (odd) lanes of the 32 floats a:b, as _mm512_permutex2var_ps(a, {0, 2, .. 30} ({1, 3, .. 31}), b): two
+ * instructions per half instead of the general permute's ten */
+V16_INLINE __m256 v16_even8(__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+}
+V16_INLINE __m256 v16_odd8(__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+V16_INLINE dmlpy_v16f v16_even_lanes(dmlpy_v16f a, dmlpy_v16f b) { return (dmlpy_v16f){v16_even8(a.lo, a.hi), v16_even8(b.lo, b.hi)}; }
+V16_INLINE dmlpy_v16f v16_odd_lanes(dmlpy_v16f a, dmlpy_v16f b) { return (dmlpy_v16f){v16_odd8(a.lo, a.hi), v16_odd8(b.lo, b.hi)}; }
 
 /* ---- gathers and scatters ------------------------------------------------------------------------------------- */
 
