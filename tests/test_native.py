@@ -28,6 +28,8 @@ from dmlpy import (
     DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC,
     DML_GEMM_OPERATOR_DESC,
     DML_INTERPOLATION_MODE,
+    DML_REDUCE_FUNCTION,
+    DML_REDUCE_OPERATOR_DESC,
     DML_RESAMPLE3_OPERATOR_DESC,
     DML_SPACE_TO_DEPTH1_OPERATOR_DESC,
     FusedActivation,
@@ -247,12 +249,25 @@ def _resample(dtype: Any, shape: tuple[int, ...], out: tuple[int, ...], scales: 
     return desc, {"InputTensor": (np.random.default_rng(4).standard_normal(shape) * 4).astype(dtype)}
 
 
+def _global_pool(function: Any, *, infinite: bool = False) -> tuple[Any, dict[str, np.ndarray]]:
+    # 81 rows of 49 floats: ten groups of 8 (AVX2) or five of 16 (AVX-512) summed at once, the rest one by one
+    shape = (3, 27, 7, 7)
+    desc = DML_REDUCE_OPERATOR_DESC(function, buffer_tensor(np.float32, shape), buffer_tensor(np.float32, (3, 27, 1, 1)), 2, [2, 3])
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    if infinite:  # a row whose float sum overflows is summed again in double
+        x[1, 3] = 3e38
+    return desc, {"InputTensor": x}
+
+
 # Same arithmetic in every variant (vector lanes do what the scalar loop does, F16C converts as the
 # portable code does): the same bytes.
 SAME_BYTES_CASES = [
     pytest.param(lambda: _pool(np.float32, False), id="average pooling fp32"),
     pytest.param(lambda: _pool(np.float16, True), id="average pooling fp16 including padding"),
     pytest.param(lambda: _space_depth(True, np.float32), id="space to depth fp32"),
+    pytest.param(lambda: _global_pool(DML_REDUCE_FUNCTION.AVERAGE), id="reduce average over 7x7 rows"),
+    pytest.param(lambda: _global_pool(DML_REDUCE_FUNCTION.SUM, infinite=True), id="reduce sum over 7x7 rows, one overflowing"),
+    pytest.param(lambda: _global_pool(DML_REDUCE_FUNCTION.L1), id="reduce l1 over 7x7 rows"),
     pytest.param(lambda: _space_depth(False, np.uint8), id="depth to space uint8"),
     pytest.param(lambda: _space_depth(True, np.float16), id="space to depth fp16"),
     pytest.param(lambda: _activation(DML_ACTIVATION_ELU_OPERATOR_DESC, np.float32, 0.7), id="elu fp32"),

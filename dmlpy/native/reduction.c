@@ -1012,6 +1012,71 @@ RED_INLINE void red_rows_16(const red_plan* p, uint64_t* idx, uint64_t* xo, uint
 }
 #endif
 
+#if !defined(__AVX512F__) && defined(__AVX2__) && defined(RED_VEC)
+/* AVX2: eight rows' lane vectors (red_row_vec_f, 8 lanes) reduced at once, row k's sum in lane k: lane j + j+4,
+ * then + 2 and + 1, the additions red_tree_sum_f makes for one row (so the same bits), as red_rows_16 does for
+ * 16 rows on AVX-512; the fixed cost of a short row's tree (a 7x7 global pool's 49 floats) is shared by 8 rows. */
+static inline __m256 red_tree8(const red_vf* r) {
+    __m256 t[4], u[2], w;
+    int i;
+    for (i = 0; i < 4; ++i) { /* t[i]: rows 2i (low half) and 2i+1 (high half), lanes j + j+4 */
+        const __m256 a = (__m256)r[2 * i], b = (__m256)r[2 * i + 1];
+        t[i] = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+    }
+    for (i = 0; i < 2; ++i) /* u[i], per half h: rows 4i+h and 4i+2+h, elements 0 + 2 and 1 + 3 of each */
+        u[i] = _mm256_add_ps(_mm256_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44), _mm256_shuffle_ps(t[2 * i], t[2 * i + 1], 0xEE));
+    /* element 0 + 1: low half rows 0, 2, 4, 6, high half rows 1, 3, 5, 7 */
+    w = _mm256_add_ps(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD));
+    return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+/* Rows item .. item+7 of a float32 sum (red_in_float), as red_rows_16. */
+RED_INLINE void red_rows_8(const red_plan* p, uint64_t* idx, uint64_t* xo, uint64_t* yo, int func, const red_tail_f* tf, const red_tail_d* td) {
+    red_vf r[8];
+    uint64_t xs[8], ys[8];
+    float sums[8], out[8];
+    const size_t n = (size_t)p->row_len;
+    int q, contiguous = 1;
+    __m256 z;
+    for (q = 0; q < 8; ++q) {
+        const float* v = (const float*)p->x + *xo;
+        RED_PREFETCH_ROW(v, n);
+        r[q] = red_row_vec_f(func, v, n, tf);
+        xs[q] = *xo;
+        ys[q] = *yo;
+        contiguous &= *yo == ys[0] + (uint64_t)q;
+        RED_NEXT_ROW(p, idx, *xo, *yo);
+    }
+    z = red_tree8(r);
+    {
+        const __m256 abs = _mm256_and_ps(z, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
+        const int finite = _mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)) == 0xFF;
+        if (finite && func != DML_REDUCE_FUNCTION_LOG_SUM) {
+            if (func == DML_REDUCE_FUNCTION_AVERAGE) { /* red_finish_d: the sum over the count in double */
+                const __m256d count = _mm256_set1_pd((double)p->row_len);
+                const __m128 lo = _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(z)), count));
+                const __m128 hi = _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(z, 1)), count));
+                z = _mm256_set_m128(hi, lo);
+            } /* SUM, L1, SUM_SQUARE: the float sum is the result */
+            if (contiguous) {
+                _mm256_storeu_ps((float*)p->y + ys[0], z);
+                return;
+            }
+            _mm256_storeu_ps(out, z);
+        } else {
+            _mm256_storeu_ps(sums, z);
+            for (q = 0; q < 8; ++q) {
+                double c = (double)sums[q];
+                if (!isfinite(c)) c = red_row_sum_t_d(func, (const float*)p->x + xs[q], n, 0.0, td);
+                out[q] = (float)red_finish_d(func, c, 0.0, p->row_len);
+            }
+        }
+    }
+    for (q = 0; q < 8; ++q) ((float*)p->y)[ys[q]] = out[q];
+}
+#define RED_ROWS_8 1
+#endif
+
 /* Rows [begin, end): the first one's offsets, then an odometer over the kept dims. func >= 0 is short_sum's
  * function, a constant where this is inlined: red_row_value's one chunk read in place (id + c is c) with the
  * function's code alone and no call per row, as for short rows (49 floats of a 7x7 global pool) the fixed cost
@@ -1032,6 +1097,11 @@ RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int fu
 #if defined(__AVX512F__)
     if (func >= 0 && red_in_float(func)) {
         for (item = begin; item + 16 <= end; item += 16) red_rows_16(p, idx, &xo, &yo, func, &tf, &td);
+        begin = item;
+    }
+#elif defined(RED_ROWS_8)
+    if (func >= 0 && red_in_float(func)) {
+        for (item = begin; item + 8 <= end; item += 8) red_rows_8(p, idx, &xo, &yo, func, &tf, &td);
         begin = item;
     }
 #endif
