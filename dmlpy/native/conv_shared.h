@@ -36,8 +36,10 @@
  * micro-kernels' 16 to 24 zmm accumulators would be spilled at every k step). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define V16E_UNROLL _Pragma("GCC unroll 16")
+#define V16E_UNROLL4 _Pragma("GCC unroll 4")
 #else
 #define V16E_UNROLL
+#define V16E_UNROLL4
 #endif
 CONV_INLINE void v16e_fma_tile(unsigned R, unsigned NY, uint64_t K, const float* restrict A, uint64_t ars, uint64_t aks,
                                const float* const* bc, const int64_t* restrict off, uint64_t ldb, float* restrict C,
@@ -46,7 +48,7 @@ CONV_INLINE void v16e_fma_tile(unsigned R, unsigned NY, uint64_t K, const float*
     uint64_t kk;
     unsigned r, j;
     V16E_UNROLL for (r = 0; r < 4; ++r) V16E_UNROLL for (j = 0; j < 3; ++j) c[r][j] = _mm256_setzero_ps();
-    for (kk = 0; kk < K; ++kk) {
+    V16E_UNROLL4 for (kk = 0; kk < K; ++kk) {
         const float* a = A + kk * aks;
         const int64_t o = off != NULL ? off[kk] : (int64_t)(kk * ldb);
         __m256 b[3];
