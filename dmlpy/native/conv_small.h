@@ -1,6 +1,7 @@
 /*
  * conv_small.h - the few-output-pixels path of FORWARD convolution (private; included by convolution.c after
- * its plan and helpers, so it is compiled into every instruction-set variant; the path itself is AVX-512 only).
+ * its plan and helpers, so it is compiled into every instruction-set variant; the path itself needs the 16-lane
+ * vectors of v16.h: AVX-512, or AVX2 through its emulation).
  *
  * The GEMM path's blocking assumes many output positions per (image, group): it repacks the whole filter
  * into MR-row panels on every call and streams those panels once per tile of 32 positions. With few

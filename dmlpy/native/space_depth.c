@@ -20,7 +20,8 @@
  *        INTER   the inverse: S source rows -> one destination run [l][s]: packed NCHW depth-to-space;
  *        GENERIC any strides (typed scalar loops).
  *      DEINT and INTER use an AVX-512 permute network (S = 2..16 streams; dword permutes for 4- and
- *      8-byte elements, VBMI byte permutes for 1 and 2); without AVX-512, typed scalar loops;
+ *      8-byte elements, VBMI byte permutes for 1 and 2); without AVX-512, typed scalar loops (AVX2: block 2 of 4-byte
+ *      elements by shuffles);
  *   3. the other dims are the work items, split across cores by dmlpy_parallel_for (the rows or the long
  *      dim are split too when there are few items). An output whose layout maps two indices to one element
  *      is staged (dmlpy_output_stage), so every destination the kernels see is one-to-one.

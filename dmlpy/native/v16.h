@@ -2,7 +2,7 @@
  * v16.h - the 16-lane float32 vectors the convolution, GEMM, pooling and activation kernels are written in.
  *
  * On an AVX-512 variant (F, BW, VL) they are the hardware's zmm registers and this header only includes
- * <immintrin.h>. On the AVX2 variant (x86-64-v3: Haswell, Zen 1-4 without AVX-512) the same source compiles
+ * <immintrin.h>. On the AVX2 variant (x86-64-v3 CPUs without AVX-512: Haswell to Alder Lake, Zen 1 to 3) the same source compiles
  * against this header's emulation: each __m512 is a pair of ymm halves, each _mm512_* (and AVX-512VL masked
  * _mm256_*) intrinsic the kernels use is a short inline function or macro over AVX2, FMA and F16C, lane for
  * lane the same operation. So both targets compute the same products and sums in the same order and give the
