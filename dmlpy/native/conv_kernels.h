@@ -30,11 +30,13 @@
  * accumulators, 3 or 2 B vectors and the broadcast A value: at most 16 registers), column strips outer, so a strip's
  * B rows are read from L1 by both row halves. Every output is still one fused multiply-add per k in increasing k
  * from a zero, then the running sum added: the AVX-512 kernels' operations lane for lane, so the same bits. */
-#define KERNEL_PARAMS_2 const float *x0, const float *x1
-#define KERNEL_PARAMS_3 const float *x0, const float *x1, const float *x2
-#define KERNEL_PARAMS_(NV) KERNEL_PARAMS_##NV
-#define KERNEL_PARAMS_X(NV) KERNEL_PARAMS_(NV)
-#define KERNEL_PARAMS KERNEL_PARAMS_X(CONV_NV)
+#if CONV_NV == 3
+#define KERNEL_PARAMS const float *x0, const float *x1, const float *x2
+#define CONV_X2 x2
+#else
+#define KERNEL_PARAMS const float *x0, const float *x1
+#define CONV_X2 NULL
+#endif
 #define CONV_SUB_Y (CONV_NV == 3 ? 3 : 2) /* ymm columns of a sub-tile: 24 or 16 floats */
 /* the MR x NR tile by sub-tiles: column strips of CONV_SUB_Y ymm, in each the rows 4 at a time */
 CONV_INLINE void conv_tile(unsigned MR, uint64_t K, const float* restrict A, const float* x0, const float* x1,
@@ -48,11 +50,6 @@ CONV_INLINE void conv_tile(unsigned MR, uint64_t K, const float* restrict A, con
         }
     }
 }
-#if CONV_NV == 3
-#define CONV_X2 x2
-#else
-#define CONV_X2 NULL
-#endif
 #define DEFINE_KERNEL(NAME, MR)                                                                                   \
     static void NAME(uint64_t K, const float* restrict A, KERNEL_PARAMS, const int64_t* restrict off, float* restrict C, \
                      int acc) {                                                                                    \

@@ -967,54 +967,25 @@ static inline __m512 red_tree16(const red_vf* r) {
                                                _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1))));
 }
 
-/* Rows item .. item+15 of a float32 sum (red_in_float): their trees at once, then red_finish_d's results, a
- * row whose sum is not finite computed again in double as red_rows does it. */
-RED_INLINE void red_rows_16(const red_plan* p, uint64_t* idx, uint64_t* xo, uint64_t* yo, int func, const red_tail_f* tf, const red_tail_d* td) {
-    red_vf r[16];
-    uint64_t xs[16], ys[16];
-    float sums[16], out[16];
-    const size_t n = (size_t)p->row_len;
-    int q, contiguous = 1;
-    __mmask16 finite;
-    __m512 z;
-    for (q = 0; q < 16; ++q) {
-        const float* v = (const float*)p->x + *xo;
-        RED_PREFETCH_ROW(v, n);
-        r[q] = red_row_vec_f(func, v, n, tf);
-        xs[q] = *xo;
-        ys[q] = *yo;
-        contiguous &= *yo == ys[0] + (uint64_t)q;
-        RED_NEXT_ROW(p, idx, *xo, *yo);
-    }
-    z = red_tree16(r);
-    finite = _mm512_cmp_ps_mask(_mm512_abs_ps(z), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-    if (finite == 0xFFFF && func != DML_REDUCE_FUNCTION_LOG_SUM) {
-        if (func == DML_REDUCE_FUNCTION_AVERAGE) { /* red_finish_d: the sum over the count in double */
-            const __m512d count = _mm512_set1_pd((double)p->row_len);
-            const __m256 lo = _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(z)), count));
-            const __m256 hi = _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z), 1))), count));
-            z = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
-        } /* SUM, L1, SUM_SQUARE: the float sum is the result */
-        if (contiguous) {
-            _mm512_storeu_ps((float*)p->y + ys[0], z);
-            return;
-        }
-        _mm512_storeu_ps(out, z);
-    } else {
-        _mm512_storeu_ps(sums, z);
-        for (q = 0; q < 16; ++q) {
-            double c = (double)sums[q];
-            if (!isfinite(c)) c = red_row_sum_t_d(func, (const float*)p->x + xs[q], n, 0.0, td);
-            out[q] = (float)red_finish_d(func, c, 0.0, p->row_len);
-        }
-    }
-    for (q = 0; q < 16; ++q) ((float*)p->y)[ys[q]] = out[q];
+/* A group's sums: all finite; AVERAGE's quotient in double (red_finish_d's); stored unaligned. */
+#define RED_GROUP 16
+typedef __m512 red_gv;
+#define red_tree_group red_tree16
+static inline int red_group_finite(__m512 z) {
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(z), _mm512_set1_ps(INFINITY), _CMP_LT_OQ) == 0xFFFF;
 }
+static inline __m512 red_group_average(__m512 z, double count) {
+    const __m512d c = _mm512_set1_pd(count);
+    const __m256 lo = _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(z)), c));
+    const __m256 hi = _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z), 1))), c));
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
+#define red_group_store _mm512_storeu_ps
 #endif
 
 #if !defined(__AVX512F__) && defined(__AVX2__) && defined(RED_VEC)
 /* AVX2: eight rows' lane vectors (red_row_vec_f, 8 lanes) reduced at once, row k's sum in lane k: lane j + j+4,
- * then + 2 and + 1, the additions red_tree_sum_f makes for one row (so the same bits), as red_rows_16 does for
+ * then + 2 and + 1, the additions red_tree_sum_f makes for one row (so the same bits), as red_tree16 does for
  * 16 rows on AVX-512; the fixed cost of a short row's tree (a 7x7 global pool's 49 floats) is shared by 8 rows. */
 static inline __m256 red_tree8(const red_vf* r) {
     __m256 t[4], u[2], w;
@@ -1030,15 +1001,35 @@ static inline __m256 red_tree8(const red_vf* r) {
     return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-/* Rows item .. item+7 of a float32 sum (red_in_float), as red_rows_16. */
-RED_INLINE void red_rows_8(const red_plan* p, uint64_t* idx, uint64_t* xo, uint64_t* yo, int func, const red_tail_f* tf, const red_tail_d* td) {
-    red_vf r[8];
-    uint64_t xs[8], ys[8];
-    float sums[8], out[8];
+/* A group's sums, as the AVX-512 forms above. */
+#define RED_GROUP 8
+typedef __m256 red_gv;
+#define red_tree_group red_tree8
+static inline int red_group_finite(__m256 z) {
+    const __m256 abs = _mm256_and_ps(z, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
+    return _mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)) == 0xFF;
+}
+static inline __m256 red_group_average(__m256 z, double count) {
+    const __m256d c = _mm256_set1_pd(count);
+    const __m128 lo = _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(z)), c));
+    const __m128 hi = _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(z, 1)), c));
+    return _mm256_set_m128(hi, lo);
+}
+#define red_group_store _mm256_storeu_ps
+#endif
+
+#if defined(RED_GROUP)
+/* Rows item .. item + RED_GROUP - 1 of a float32 sum (red_in_float): their trees at once (red_tree16, red_tree8),
+ * then red_finish_d's results, a row whose sum is not finite computed again in double as red_rows does it. */
+RED_INLINE void red_rows_group(const red_plan* p, uint64_t* idx, uint64_t* xo, uint64_t* yo, int func, const red_tail_f* tf,
+                               const red_tail_d* td) {
+    red_vf r[RED_GROUP];
+    uint64_t xs[RED_GROUP], ys[RED_GROUP];
+    float sums[RED_GROUP], out[RED_GROUP];
     const size_t n = (size_t)p->row_len;
     int q, contiguous = 1;
-    __m256 z;
-    for (q = 0; q < 8; ++q) {
+    red_gv z;
+    for (q = 0; q < RED_GROUP; ++q) {
         const float* v = (const float*)p->x + *xo;
         RED_PREFETCH_ROW(v, n);
         r[q] = red_row_vec_f(func, v, n, tf);
@@ -1047,34 +1038,25 @@ RED_INLINE void red_rows_8(const red_plan* p, uint64_t* idx, uint64_t* xo, uint6
         contiguous &= *yo == ys[0] + (uint64_t)q;
         RED_NEXT_ROW(p, idx, *xo, *yo);
     }
-    z = red_tree8(r);
-    {
-        const __m256 abs = _mm256_and_ps(z, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
-        const int finite = _mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)) == 0xFF;
-        if (finite && func != DML_REDUCE_FUNCTION_LOG_SUM) {
-            if (func == DML_REDUCE_FUNCTION_AVERAGE) { /* red_finish_d: the sum over the count in double */
-                const __m256d count = _mm256_set1_pd((double)p->row_len);
-                const __m128 lo = _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(z)), count));
-                const __m128 hi = _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(z, 1)), count));
-                z = _mm256_set_m128(hi, lo);
-            } /* SUM, L1, SUM_SQUARE: the float sum is the result */
-            if (contiguous) {
-                _mm256_storeu_ps((float*)p->y + ys[0], z);
-                return;
-            }
-            _mm256_storeu_ps(out, z);
-        } else {
-            _mm256_storeu_ps(sums, z);
-            for (q = 0; q < 8; ++q) {
-                double c = (double)sums[q];
-                if (!isfinite(c)) c = red_row_sum_t_d(func, (const float*)p->x + xs[q], n, 0.0, td);
-                out[q] = (float)red_finish_d(func, c, 0.0, p->row_len);
-            }
+    z = red_tree_group(r);
+    if (red_group_finite(z) && func != DML_REDUCE_FUNCTION_LOG_SUM) {
+        if (func == DML_REDUCE_FUNCTION_AVERAGE) z = red_group_average(z, (double)p->row_len);
+        /* SUM, L1, SUM_SQUARE: the float sum is the result */
+        if (contiguous) {
+            red_group_store((float*)p->y + ys[0], z);
+            return;
+        }
+        red_group_store(out, z);
+    } else {
+        red_group_store(sums, z);
+        for (q = 0; q < RED_GROUP; ++q) {
+            double c = (double)sums[q];
+            if (!isfinite(c)) c = red_row_sum_t_d(func, (const float*)p->x + xs[q], n, 0.0, td);
+            out[q] = (float)red_finish_d(func, c, 0.0, p->row_len);
         }
     }
-    for (q = 0; q < 8; ++q) ((float*)p->y)[ys[q]] = out[q];
+    for (q = 0; q < RED_GROUP; ++q) ((float*)p->y)[ys[q]] = out[q];
 }
-#define RED_ROWS_8 1
 #endif
 
 /* Rows [begin, end): the first one's offsets, then an odometer over the kept dims. func >= 0 is short_sum's
@@ -1094,14 +1076,9 @@ RED_INLINE void red_rows(const red_plan* p, uint64_t begin, uint64_t end, int fu
         xo += idx[i] * p->xk[i];
         yo += idx[i] * p->yk[i];
     }
-#if defined(__AVX512F__)
+#if defined(RED_GROUP)
     if (func >= 0 && red_in_float(func)) {
-        for (item = begin; item + 16 <= end; item += 16) red_rows_16(p, idx, &xo, &yo, func, &tf, &td);
-        begin = item;
-    }
-#elif defined(RED_ROWS_8)
-    if (func >= 0 && red_in_float(func)) {
-        for (item = begin; item + 8 <= end; item += 8) red_rows_8(p, idx, &xo, &yo, func, &tf, &td);
+        for (item = begin; item + RED_GROUP <= end; item += RED_GROUP) red_rows_group(p, idx, &xo, &yo, func, &tf, &td);
         begin = item;
     }
 #endif

@@ -127,7 +127,7 @@ static inline void RW_FN(red_tail_of)(size_t n, RW_FN(red_tail)* t) {
 
 #if defined(RW_V)
 /* A chunk's sum of a row (not MULTIPLY or LOG_SUM_EXP) before the tree across the lanes of one vector:
- * red_row_sum_t finishes it with red_tree_sum, red_rows_16 the trees of 16 rows at once in the same order. */
+ * red_row_sum_t finishes it with red_tree_sum, red_rows_group the trees of 8 or 16 rows at once in the same order. */
 RED_INLINE RW_V RW_FN(red_row_vec)(int func, const float* v, size_t n, const RW_FN(red_tail)* t) {
     RW_V va[RED_H], vb[RED_H];
     size_t i = 0, k;
